@@ -1,0 +1,69 @@
+"""Where things are: the data mirror, the repository root, params.yaml sections.
+
+The product never names `../shared`; the mirror is found through `FINRAG_MIRROR` or `params.yaml: data.mirror`.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+FINANCEBENCH_COMMIT = "cc39aeb4afdf33909ee1412188bf89035950c2eb"
+FINANCEBENCH_RAW = f"https://raw.githubusercontent.com/patronus-ai/financebench/{FINANCEBENCH_COMMIT}"
+
+
+class DataUnavailable(RuntimeError):
+    """Raised when a stage needs real data that is neither mirrored nor downloadable. Message is one line."""
+
+
+def repo_root() -> Path:
+    env = os.environ.get("FINRAG_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = Path.cwd().resolve()
+    for p in [here, *here.parents]:
+        if (p / "params.yaml").exists() and (p / "src" / "finrag").exists():
+            return p
+    return Path(__file__).resolve().parents[2]
+
+
+@cache
+def _params_file(path: str) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh) or {}
+
+
+def params(section: str | None = None, path: Path | None = None) -> dict:
+    """Read params.yaml (or one section of it: each stage reads only its own)."""
+    p = path or repo_root() / "params.yaml"
+    data = _params_file(str(p))
+    if section is None:
+        return data
+    if section not in data:
+        raise KeyError(f"params.yaml has no section '{section}'")
+    return data[section]
+
+
+def mirror_dir(required: bool = False) -> Path | None:
+    """The local mirror of real data (layout of shared/data), or None."""
+    env = os.environ.get("FINRAG_MIRROR")
+    candidates = [env] if env else []
+    try:
+        cfg = params("data").get("mirror")
+        if cfg:
+            candidates.append(str(repo_root() / cfg) if not os.path.isabs(cfg) else cfg)
+    except (KeyError, FileNotFoundError):
+        pass
+    for c in candidates:
+        if c and Path(c).is_dir():
+            return Path(c).resolve()
+    if required:
+        raise DataUnavailable(
+            "real filings are not available: set FINRAG_MIRROR to a local copy of the data mirror "
+            "(layout: financebench/, edgar/, humanlabels/, tatqa/), or run on a machine with network so "
+            "FinanceBench can be downloaded (see README, 'Data')"
+        )
+    return None
