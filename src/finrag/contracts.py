@@ -153,3 +153,4 @@ class LabelledClaim(Record):
     passages: list[str]
     human: Verdict
     group_id: str = ""  # answer/document grouping for answer-level agreement
+    human_raw: str = ""  # the label as the source gave it (e.g. "Partial", "True"), before mapping to a Verdict

@@ -1,0 +1,207 @@
+"""How far can a groundedness judge be trusted? Its agreement with human labels, and with another judge.
+
+Agreement is reported per benchmark and per subset, always on binary labels (supported vs not supported: the
+benchmarks differ in how they split "not supported"), and also on three classes where the human labels have
+them (FinDVer's false statements are "contradicted"; finrag's own labels). Where a benchmark groups claims into
+answers (ExpertQA, finrag), an answer is supported when all its labelled claims are, and agreement is also given
+per answer. Statistics come from finrag.stats.agreement (Cohen's kappa with a paired bootstrap interval,
+balanced accuracy, raw agreement, confusion matrix: rows human, columns judge).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from finrag.contracts import ClaimVerdict, LabelledClaim
+from finrag.humanlabels import Loaded, binary, load_all, sample_stratified
+from finrag.stats import DEFAULT_SEED, agreement
+
+BINARY_LABELS = ["supported", "not_supported"]
+THREE_LABELS = ["supported", "unsupported", "contradicted"]
+THREE_CLASS_BENCHMARKS = ("findver", "finrag")
+ANSWER_LEVEL_BENCHMARKS = ("expertqa", "finrag")  # group_id is an answer there (FinDVer's is a report)
+GROUP_SAMPLED = ("expertqa", "finrag")  # sampled by whole answers so answer-level figures stay whole
+
+DEFAULT_SAMPLE_SIZES = {"findver": None, "attributionbench": 400, "expertqa": 400, "finrag": None}
+
+
+def _verdict(v) -> str:
+    return v.verdict if isinstance(v, ClaimVerdict) else str(v)
+
+
+def judge_items(
+    items: Sequence[LabelledClaim], judge, chunk: int = 32, progress: bool = True
+) -> list[ClaimVerdict]:
+    """The judge's verdict on every item (in order), in batches so a batching judge can use them."""
+    out: list[ClaimVerdict] = []
+    bar = tqdm(
+        total=len(items), desc=f"judge {getattr(judge, 'name', '?')}", disable=not progress, leave=False
+    )
+    for s in range(0, len(items), chunk):
+        part = items[s : s + chunk]
+        out.extend(
+            judge.judge_batch([i.claim for i in part], [i.passages for i in part], [i.item_id for i in part])
+        )
+        bar.update(len(part))
+    bar.close()
+    return out
+
+
+def _block(human: list[str], judged: list[str], three: bool, seed: int) -> dict:
+    res = {
+        "binary": agreement([binary(h) for h in human], [binary(j) for j in judged], BINARY_LABELS, seed=seed)
+    }
+    if three:
+        res["three_class"] = agreement(human, judged, THREE_LABELS, seed=seed)
+    res["human_labels"] = dict(Counter(human))
+    res["judge_labels"] = dict(Counter(judged))
+    return res
+
+
+def _answer_level(items: Sequence[LabelledClaim], judged: Sequence[str], seed: int) -> dict:
+    groups: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        groups.setdefault(it.group_id, []).append(i)
+    h = [
+        "supported" if all(items[i].human == "supported" for i in idx) else "not_supported"
+        for idx in groups.values()
+    ]
+    j = [
+        "supported" if all(judged[i] == "supported" for i in idx) else "not_supported"
+        for idx in groups.values()
+    ]
+    res = agreement(h, j, BINARY_LABELS, seed=seed)
+    res["n_claims"] = len(items)
+    res["claims_per_answer"] = float(np.mean([len(v) for v in groups.values()])) if groups else float("nan")
+    return res
+
+
+def evaluate_judge_on(
+    items: Sequence[LabelledClaim],
+    judge,
+    verdicts: Sequence[ClaimVerdict] | None = None,
+    seed: int = DEFAULT_SEED,
+    progress: bool = True,
+) -> dict:
+    """Judge-vs-human agreement per benchmark, per subset and (where claims form answers) per answer.
+
+    `verdicts` may be given (already judged, in item order) to avoid judging twice. Returns
+    {"judge", "benchmarks": {b: {"binary", "three_class"?, "subsets": {s: {...}}, "answer_level"?}},
+     "records": [{item_id, benchmark, subset, human, judge, method}]}.
+    """
+    items = list(items)
+    if verdicts is None:
+        verdicts = judge_items(items, judge, progress=progress)
+    if len(verdicts) != len(items):
+        raise ValueError(f"evaluate_judge_on: {len(items)} items but {len(verdicts)} verdicts")
+    judged = [_verdict(v) for v in verdicts]
+    out: dict = {"judge": getattr(judge, "name", str(judge)), "benchmarks": {}, "records": []}
+    by_bench: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        by_bench.setdefault(it.benchmark, []).append(i)
+    for bench, idx in sorted(by_bench.items()):
+        three = bench in THREE_CLASS_BENCHMARKS
+        b = _block([items[i].human for i in idx], [judged[i] for i in idx], three, seed)
+        subs: dict[str, list[int]] = {}
+        for i in idx:
+            subs.setdefault(items[i].subset, []).append(i)
+        if len(subs) > 1:
+            b["subsets"] = {
+                s: _block([items[i].human for i in sidx], [judged[i] for i in sidx], three, seed)
+                for s, sidx in sorted(subs.items())
+            }
+        if bench in ANSWER_LEVEL_BENCHMARKS:
+            b["answer_level"] = _answer_level([items[i] for i in idx], [judged[i] for i in idx], seed)
+        out["benchmarks"][bench] = b
+    for it, v, j in zip(items, verdicts, judged, strict=True):
+        method = v.detail.get("method", "") if isinstance(v, ClaimVerdict) else ""
+        out["records"].append(
+            {"item_id": it.item_id, "benchmark": it.benchmark, "subset": it.subset, "human": it.human,
+             "judge": j, "method": method}
+        )  # fmt: skip
+    return out
+
+
+def ai_vs_ai(
+    verdicts_a: Sequence | Mapping, verdicts_b: Sequence | Mapping, seed: int = DEFAULT_SEED
+) -> dict:
+    """Agreement between two judges on the same claims (paired by position, or by key when given dicts).
+
+    Rows of the confusion matrices are judge A. Binary and three-class.
+    """
+    if isinstance(verdicts_a, Mapping) and isinstance(verdicts_b, Mapping):
+        keys = [k for k in verdicts_a if k in verdicts_b]
+        a = [_verdict(verdicts_a[k]) for k in keys]
+        b = [_verdict(verdicts_b[k]) for k in keys]
+    else:
+        a, b = [_verdict(v) for v in verdicts_a], [_verdict(v) for v in verdicts_b]
+        if len(a) != len(b):
+            raise ValueError(f"ai_vs_ai: {len(a)} verdicts against {len(b)}: pair them by claim id (dicts)")
+    return {
+        "binary": agreement([binary(x) for x in a], [binary(x) for x in b], BINARY_LABELS, seed=seed),
+        "three_class": agreement(a, b, THREE_LABELS, seed=seed),
+    }
+
+
+def sample_groups(items: Sequence[LabelledClaim], n: int, seed: int = DEFAULT_SEED) -> list[LabelledClaim]:
+    """Whole answers (group_id) drawn at random until at least n claims are in (all when n >= len)."""
+    items = list(items)
+    if n >= len(items):
+        return items
+    groups: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        groups.setdefault(it.group_id, []).append(i)
+    keys = sorted(groups)
+    order = np.random.default_rng(seed).permutation(len(keys))
+    chosen: list[int] = []
+    for k in order:
+        if len(chosen) >= n:
+            break
+        chosen.extend(groups[keys[k]])
+    return [items[i] for i in sorted(chosen)]
+
+
+def agreement_sample(
+    loaded: Mapping[str, Loaded] | None = None,
+    sizes: Mapping[str, int | None] | None = None,
+    seed: int = DEFAULT_SEED,
+) -> list[LabelledClaim]:
+    """The items every judge is measured on: per benchmark `sizes[b]` items (None: all), stratified by subset and
+    human label, or by whole answers where claims form answers; the same items for every judge (fixed seed)."""
+    loaded = loaded if loaded is not None else load_all()
+    sizes = {**DEFAULT_SAMPLE_SIZES, **(sizes or {})}
+    out: list[LabelledClaim] = []
+    for bench, ld in sorted(loaded.items()):
+        n = sizes.get(bench)
+        items = ld.items
+        if n is None or n >= len(items):
+            out.extend(items)
+        elif bench in GROUP_SAMPLED:
+            out.extend(sample_groups(items, n, seed))
+        else:
+            out.extend(sample_stratified(items, n, seed))
+    return out
+
+
+def summary_table(result: dict) -> list[dict]:
+    """Flat rows (benchmark, subset, level, n, kappa, CI, balanced accuracy, raw agreement) for the report."""
+    rows = []
+    for bench, b in result["benchmarks"].items():
+        entries = [("all", "binary", b["binary"])]
+        if "three_class" in b:
+            entries.append(("all", "three_class", b["three_class"]))
+        for s, sb in (b.get("subsets") or {}).items():
+            entries.append((s, "binary", sb["binary"]))
+        if "answer_level" in b:
+            entries.append(("all", "answer", b["answer_level"]))
+        for sub, level, a in entries:
+            rows.append(
+                {"judge": result["judge"], "benchmark": bench, "subset": sub, "level": level, "n": a["n"],
+                 "kappa": a["kappa"], "kappa_ci": a["kappa_ci"], "balanced_accuracy": a["balanced_accuracy"],
+                 "raw_agreement": a["raw_agreement"]}
+            )  # fmt: skip
+    return rows

@@ -1,0 +1,175 @@
+"""One entry point for filings: sniff the format, dispatch to the PDF or EDGAR-HTML parser, fail in one line.
+
+Also holds what both parsers share: `IngestError` and the section-heading logic (`Item 7. ...`, `PART II`),
+so a PDF page and an HTML page get their `section` by the same rules.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from finrag.contracts import Page
+
+DEFAULT_MAX_FILE_MB = 100.0
+_SNIFF_BYTES = 64 * 1024
+
+
+class IngestError(ValueError):
+    """A filing that cannot be parsed. The message is one line naming the file and why."""
+
+    def __init__(self, path: str | Path, why: str) -> None:
+        self.path = str(path)
+        self.why = " ".join(str(why).split())
+        super().__init__(f"{self.path}: {self.why}")
+
+
+def max_file_bytes() -> int:
+    """The size limit, from params.yaml `ingest.max_file_mb` when set (a huge file is refused, not parsed)."""
+    try:
+        from finrag.config import params
+
+        mb = float(params("ingest").get("max_file_mb", DEFAULT_MAX_FILE_MB))
+    except (KeyError, FileNotFoundError, TypeError, ValueError):
+        mb = DEFAULT_MAX_FILE_MB
+    return int(mb * 1024 * 1024)
+
+
+def sniff_format(head: bytes) -> str | None:
+    """'pdf', 'html' or None from the first bytes of a file (PDF magic may follow a little junk)."""
+    if b"%PDF-" in head[:1024]:
+        return "pdf"
+    low = head.lower()
+    if re.search(rb"<(?:!doctype\s+html|html|body|div|p|table|font|span)\b", low):
+        return "html"
+    return None
+
+
+def parse_filing(path: str | Path, doc_id: str | None = None, max_bytes: int | None = None) -> list[Page]:
+    """Parse a PDF or EDGAR HTML filing into 0-based pages; raise IngestError (one line) on bad input.
+
+    doc_id defaults to the file stem, which is FinanceBench's `doc_name` for its PDFs.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise IngestError(p, "no such file")
+    if not p.is_file():
+        raise IngestError(p, "not a regular file")
+    size = p.stat().st_size
+    limit = max_file_bytes() if max_bytes is None else max_bytes
+    if size == 0:
+        raise IngestError(p, "empty file")
+    if size > limit:
+        raise IngestError(
+            p, f"file is {size / 2**20:.1f} MB, over the {limit / 2**20:.0f} MB limit (params ingest.max_file_mb)"
+        )
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except OSError as e:
+        raise IngestError(p, f"cannot read: {e.strerror or e}") from e
+    fmt = sniff_format(head)
+    doc = doc_id or p.stem
+    if fmt == "pdf":
+        from finrag.ingest.pdf import parse_pdf
+
+        return parse_pdf(p, doc)
+    if fmt == "html":
+        from finrag.ingest.edgar_html import parse_edgar_html
+
+        return parse_edgar_html(p, doc)
+    raise IngestError(p, "neither a PDF (no %PDF header) nor HTML")
+
+
+# ---------------------------------------------------------------- section headings (shared by both parsers)
+
+_ITEM_RE = re.compile(r"^item\s*(\d{1,2}[a-d]?)\s*(?:[.:\-–—]\s*|\s+(?=[A-Z\"“'’(])|$)(.*)$", re.IGNORECASE)
+_PART_RE = re.compile(r"^part\s+(iv|i{1,3})\s*(?:[.:\-–—,]?\s*$|[.:\-–—]\s*(.*)$|\s+(?=[A-Z])(.*)$)", re.IGNORECASE)
+_TOC_PAGE_NUM = re.compile(r"\s(?:\d{1,3}(?:\s*[-–]\s*\d{1,3})?|[A-Z]-\d{1,3})$")
+_MAX_HEADING_LINE = 160
+TOC_MIN_ITEMS = 8
+
+
+def _clean(s: str) -> str:
+    return " ".join(s.replace("\xa0", " ").split())
+
+
+def _item_key(num: str) -> tuple[int, str]:
+    m = re.match(r"(\d+)([A-Da-d]?)", num)
+    return (int(m.group(1)), m.group(2).upper()) if m else (0, "")
+
+
+def find_headings(text: str) -> list[tuple[int, str, str]]:
+    """Headings in page text as (char offset, kind 'item'|'part', label); table-of-contents pages give none.
+
+    A heading is a whole line that starts with `Item N.` (title capitalised, no trailing page number) or
+    `PART I..IV`; pipe-table rows never count, which keeps HTML tables of contents out. A page listing
+    TOC_MIN_ITEMS or more items, or restarting its item numbers without a PART heading in between, is a table
+    of contents, not a place where sections begin.
+    """
+    found: list[tuple[int, str, str]] = []
+    lines = text.split("\n")
+    offset = 0
+    starts = []
+    for ln in lines:
+        starts.append(offset)
+        offset += len(ln) + 1
+    for i, raw in enumerate(lines):
+        line = _clean(raw)
+        if not line or len(line) > _MAX_HEADING_LINE or line.startswith("|"):
+            continue
+        m = _ITEM_RE.match(line)
+        if m:
+            num, title = m.group(1).upper(), m.group(2).strip()
+            if not title:  # "Item 7." alone on its line (a two-column heading): title on the next line
+                nxt = next((_clean(x) for x in lines[i + 1 : i + 3] if _clean(x)), "")
+                if nxt and len(nxt) <= 120 and (nxt[0].isupper() or nxt[0] in "\"“'’") and not nxt.startswith("|"):
+                    title = nxt
+            if title and not (title[0].isupper() or title[0] in "\"“'’("):
+                continue
+            if title and _TOC_PAGE_NUM.search(title):
+                continue
+            label = f"Item {num}." + (f" {title.rstrip(' .')}" if title else "")
+            found.append((starts[i], "item", label[:140]))
+            continue
+        m = _PART_RE.match(line)
+        if m:
+            rest = (m.group(2) or m.group(3) or "").strip()
+            if len(rest) > 80 or (rest and _TOC_PAGE_NUM.search(rest)):
+                continue
+            label = f"PART {m.group(1).upper()}" + (f" — {rest}" if rest else "")
+            found.append((starts[i], "part", label))
+    items: list[tuple[int, str]] = []
+    restarts, prev = False, None
+    for _, kind, label in found:
+        if kind == "part":
+            prev = None  # numbering restarts legitimately after a PART heading
+            continue
+        key = _item_key(label.split()[1].rstrip("."))
+        restarts |= prev is not None and key <= prev
+        items.append(key)
+        prev = key
+    if len(set(items)) >= TOC_MIN_ITEMS or restarts:
+        return []
+    return found
+
+
+def assign_sections(texts: list[str]) -> list[str]:
+    """Section per page: the heading in force over most of the page's text (carried over from earlier pages).
+
+    An `Item` heading is the section until the next heading; a `PART` heading is the section until its first
+    Item (so the page with "PART II" then "Item 1. Legal Proceedings" reads as the item).
+    """
+    current = ""
+    out: list[str] = []
+    for text in texts:
+        events = find_headings(text)
+        spans: dict[str, int] = {}
+        pos = 0
+        for off, _kind, label in events:
+            spans[current] = spans.get(current, 0) + len(text[pos:off].strip())
+            current, pos = label, off
+        spans[current] = spans.get(current, 0) + len(text[pos:].strip())
+        best = max(spans.items(), key=lambda kv: (kv[1], kv[0] == current))[0]
+        out.append(best)
+    return out

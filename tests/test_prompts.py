@@ -1,0 +1,128 @@
+"""Prompt templates: ids and versions, a rendered-prompt snapshot, prefix sharing, and read-back helpers."""
+
+from __future__ import annotations
+
+import pytest
+
+from finrag.contracts import Passage
+from finrag.llm import prompts
+from finrag.llm.prompts import (
+    DECLINE_PHRASE,
+    STYLES_ORDER,
+    as_documents,
+    cited_passages,
+    extract_answer,
+    is_decline,
+    parse_prompt,
+    render,
+    template_hash,
+)
+
+PASSAGES = [
+    Passage(
+        n=1,
+        chunk_id="c1",
+        doc_id="3M_2018_10K",
+        pages=[59],
+        text="Purchases of property, plant and equipment (PP&E) were $1,577 million in 2018.",
+    ),
+    Passage(
+        n=2,
+        chunk_id="c2",
+        doc_id="3M_2018_10K",
+        pages=[60, 61],
+        text="Cash dividends paid to shareholders totaled $3,193 million.",
+    ),
+]
+QUESTION = "What was the FY2018 capital expenditure of 3M?"
+
+SNAPSHOT_USER = """Passages:
+
+<passage n="1" source="3M_2018_10K p. 60">
+Purchases of property, plant and equipment (PP&E) were $1,577 million in 2018.
+</passage>
+
+<passage n="2" source="3M_2018_10K p. 61, 62">
+Cash dividends paid to shareholders totaled $3,193 million.
+</passage>
+
+Answer the question using the passages above. After each claim, quote the exact words of the passage that \
+support it, in double quotes, followed by its number, e.g. "net sales were $8.1 billion" [2].
+
+<question>
+What was the FY2018 capital expenditure of 3M?
+</question>"""
+
+SNAPSHOT_SYSTEM_START = "You are a careful financial analyst. You answer questions about company filings"
+
+# Editing a template without bumping its version must fail here: update the hash AND the version together.
+PINNED = {
+    "plain@1": "6db9743eac65d138592bd98b38ca6b5614a408a90f334e2609d0b09fb225b14d",
+    "quote@1": "38e9417c44c54401bc87977940ceea42d804d2a22b144d5f098f4af64ba09dc6",
+    "cot@1": "05bddab72ea71d6c85c80beaf725c75c1e457dfe0bf39fd1c2c8e2c374f8ca1a",
+    "decline@1": "050af613020be7af1726d846f2c476f615fec7bf809381aefa3f4cb0066bc366",
+}
+
+
+def test_snapshot_quote_style():
+    messages, tid = render("quote", QUESTION, PASSAGES)
+    assert tid == "quote@1"
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert messages[0]["content"].startswith(SNAPSHOT_SYSTEM_START)
+    assert messages[1]["content"] == SNAPSHOT_USER
+
+
+def test_four_versioned_styles_and_pinned_text():
+    ids = {s: prompts.get_style(s).template_id for s in STYLES_ORDER}
+    assert ids == {"plain": "plain@1", "quote": "quote@1", "cot": "cot@1", "decline": "decline@1"}
+    for style, tid in ids.items():
+        assert template_hash(style) == PINNED[tid], f"{tid} text changed: bump its version in styles.yaml"
+    with pytest.raises(KeyError, match="current version is plain@1"):
+        render("plain@0", QUESTION, PASSAGES)
+    with pytest.raises(KeyError, match="unknown prompt style"):
+        render("haiku", QUESTION, PASSAGES)
+
+
+def test_styles_share_the_prefix_up_to_the_instructions():
+    """Prefix reuse: all styles of one context share system + passages; only instructions + question differ."""
+    rendered = {s: render(s, QUESTION, PASSAGES)[0] for s in STYLES_ORDER}
+    systems = {m[0]["content"] for m in rendered.values()}
+    assert len(systems) == 1
+    users = [m[1]["content"] for m in rendered.values()]
+    prefixes = {u[: u.rindex("</passage>")] for u in users}
+    assert len(prefixes) == 1 and PASSAGES[1].text in prefixes.pop()
+    for u in users:
+        assert u.endswith(f"<question>\n{QUESTION}\n</question>")
+    assert len({u for u in users}) == 4
+
+
+def test_parse_prompt_round_trips_passages_and_question():
+    messages, _ = render("plain", QUESTION, PASSAGES)
+    q, ps = parse_prompt(messages)
+    assert q == QUESTION
+    assert [(p["n"], p["text"]) for p in ps] == [(p.n, p.text) for p in PASSAGES]
+
+
+def test_document_mode_leaves_passages_out_and_documents_carry_them():
+    messages, _ = render("plain", QUESTION, PASSAGES, document_mode=True)
+    assert "$1,577" not in messages[1]["content"]
+    docs = as_documents(PASSAGES)
+    assert [d["n"] for d in docs] == [1, 2] and docs[0]["text"] == PASSAGES[0].text
+    q, ps = parse_prompt(messages, docs)
+    assert q == QUESTION and ps[1]["text"] == PASSAGES[1].text
+
+
+def test_no_passages_renders_a_clear_notice():
+    messages, _ = render("decline", QUESTION, [])
+    assert "none were retrieved" in messages[1]["content"]
+    assert DECLINE_PHRASE in messages[1]["content"]
+
+
+def test_answer_helpers():
+    assert cited_passages("Capex was $1,577 million [1]. Dividends [2, 3] and [1][4].") == [1, 2, 3, 4]
+    assert cited_passages("no citations here, see page [a]") == []
+    assert extract_answer("Reasoning: x is in [1].\nAnswer: $1,577 million [1]") == "$1,577 million [1]"
+    assert extract_answer("**Answer:** 12%") == "12%"
+    assert extract_answer("just text") == "just text"
+    assert is_decline("I cannot answer this from the provided  passages. Capex is missing.")
+    assert not is_decline("Capex was $1,577 million [1].")
