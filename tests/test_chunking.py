@@ -138,6 +138,8 @@ def test_header_format_and_blocks():
     assert context_header(DOC, "") == "Acme 10-K 2022\n\n"
     kinds = [b.kind for b in segment_blocks(PAGE0)]
     assert kinds == ["heading", "para", "table", "para"]
+    text = "PART II \u2014 OTHER INFORMATION\nPart I of this report covers x.\nITEM 7A Market Risk\nNote 5. Leases\nItems sold"
+    assert [b.kind for b in segment_blocks(text)] == ["heading", "para", "heading", "heading", "para"]
 
 
 def test_real_financebench_pages(mirror):

@@ -31,7 +31,9 @@ def _pages(doc_id: str, texts: list[str]) -> list[Page]:
     return [Page(doc_id=doc_id, page=i, text=t) for i, t in enumerate(texts)]
 
 
-FILLER = [f"Item {i}. Unrelated discussion of risk factors, properties and legal proceedings." for i in range(8)]
+FILLER = [
+    f"Item {i}. Unrelated discussion of risk factors, properties and legal proceedings." for i in range(8)
+]
 
 
 # ------------------------------------------------------------------ alignment, synthetic
@@ -43,15 +45,25 @@ def test_tokens_normalise_case_separators_and_unicode():
 
 
 def test_evidence_on_stated_page():
-    pages = _pages("D", [*FILLER[:3], "Purchases of property, plant and equipment (PP&E) (1,577) (1,373)", *FILLER[3:]])
-    ev = Evidence(doc_id="D", page=3, text="Purchases of property, plant and equipment (PP&E)\n(1,577) \n(1,373)")
+    pages = _pages(
+        "D", [*FILLER[:3], "Purchases of property, plant and equipment (PP&E) (1,577) (1,373)", *FILLER[3:]]
+    )
+    ev = Evidence(
+        doc_id="D", page=3, text="Purchases of property, plant and equipment (PP&E)\n(1,577) \n(1,373)"
+    )
     out = align_evidence(ev, PageIndex.build(pages), "pdf")
     assert out.aligned and out.aligned_page == 3 and out.align_score == 1.0 and out.reason == ""
 
 
 def test_glued_words_from_financebench_extractor_still_align():
-    pages = _pages("D", [*FILLER, "Cash and cash equivalents $ 452,030 $ 461,329\nShort-term investments 59,901 —"])
-    ev = Evidence(doc_id="D", page=8, text="Cashandcashequivalents\n$\n452,030 $\n461,329\nShort-terminvestments\n59,901")
+    pages = _pages(
+        "D", [*FILLER, "Cash and cash equivalents $ 452,030 $ 461,329\nShort-term investments 59,901 —"]
+    )
+    ev = Evidence(
+        doc_id="D",
+        page=8,
+        text="Cashandcashequivalents\n$\n452,030 $\n461,329\nShort-terminvestments\n59,901",
+    )
     out = align_evidence(ev, PageIndex.build(pages), "pdf")
     assert out.aligned and out.aligned_page == 8
 
@@ -66,7 +78,9 @@ def test_wrong_stated_page_is_relocated_to_nearest_match():
 
 def test_same_words_other_figures_do_not_align():
     pages = _pages("D", [*FILLER[:2], "Total revenues 1,000 2,000 3,000 Operating income 11 12", *FILLER[2:]])
-    ev = Evidence(doc_id="D", page=2, text="Total revenues 194,579 184,786 177,546 Operating income 4,021 9,538")
+    ev = Evidence(
+        doc_id="D", page=2, text="Total revenues 194,579 184,786 177,546 Operating income 4,021 9,538"
+    )
     out = align_evidence(ev, PageIndex.build(pages), "pdf")
     assert not out.aligned and out.aligned_page is None
     assert "not on stated page 2" in out.reason and "number recall 0.00" in out.reason
@@ -88,21 +102,42 @@ def test_evidence_split_across_a_page_break():
         text="Americas 10,101 EMEA 20,202 Asia 30,303 Latin 40,404 Corporate 50,505 Eliminations 60,606 Total 70,707",
     )
     m = locate(ev.text, PageIndex.build(pages), 4)
-    assert m.page == 4 and m.score == 1.0  # neither page alone passes; the pair does, credited to the larger part
+    assert (
+        m.page == 4 and m.score == 1.0
+    )  # neither page alone passes; the pair does, credited to the larger part
 
 
 def test_html_standin_found_by_text_on_another_page():
-    pages = _pages("H", [*FILLER, "Consolidated Balance Sheet | Cash and cash equivalents | $ 4,258 | $ 3,655 |"])
+    pages = _pages(
+        "H", [*FILLER, "Consolidated Balance Sheet | Cash and cash equivalents | $ 4,258 | $ 3,655 |"]
+    )
     ev = Evidence(doc_id="H", page=4, text="Cash and cash equivalents\n$\n4,258 \n$\n3,655")
     out = align_evidence(ev, PageIndex.build(pages), "html")
     assert out.aligned and out.aligned_page == 8
     assert out.page == 4  # FinanceBench's PDF page is kept as given
 
 
+def test_html_takes_best_page_pdf_trusts_stated_page():
+    full = (
+        "Marketable securities current 56 238 Accounts receivable net of allowances 4,947 4,532 Inventories"
+    )
+    partial = "Marketable securities current 56 238 Accounts receivable net of allowances 4,947 4,532"
+    pages = _pages("H", [*FILLER[:4], partial, *FILLER[4:6], full, *FILLER[6:]])
+    ev = Evidence(doc_id="H", page=4, text=full)
+    idx = PageIndex.build(pages)
+    assert align_evidence(ev, idx, "pdf").aligned_page == 4  # on the stated page, above threshold
+    html = align_evidence(ev, idx, "html")
+    assert html.aligned_page == 7 and html.align_score == 1.0
+
+
 def test_empty_evidence_and_unparsed_document_reasons():
     idx = PageIndex.build(_pages("D", FILLER))
-    assert align_evidence(Evidence(doc_id="D", page=0, text="  \n"), idx, "pdf").reason == "empty evidence text"
-    assert align_evidence(Evidence(doc_id="X", page=0, text="x 1"), None, "pdf").reason == "document not parsed"
+    assert (
+        align_evidence(Evidence(doc_id="D", page=0, text="  \n"), idx, "pdf").reason == "empty evidence text"
+    )
+    assert (
+        align_evidence(Evidence(doc_id="X", page=0, text="x 1"), None, "pdf").reason == "document not parsed"
+    )
 
 
 def test_align_questions_metrics_and_unavailable_passthrough():
@@ -111,7 +146,9 @@ def test_align_questions_metrics_and_unavailable_passthrough():
     bad = Evidence(doc_id="D", page=1, text="Goodwill impairment 7,777 charged in the quarter")
     qs = [
         Question(qid="q1", question="?", doc_ids=["D"], evidence=[good, bad]),
-        Question(qid="q2", question="?", doc_ids=["Z"], evidence=[good], available=False, unavailable_reason="no"),
+        Question(
+            qid="q2", question="?", doc_ids=["Z"], evidence=[good], available=False, unavailable_reason="no"
+        ),
     ]
     out, m = align_questions(qs, pages, {"D": "pdf"})
     assert m["questions_total"] == 2 and m["questions_available"] == 1
@@ -131,8 +168,12 @@ def _temp_mirror(tmp_path: Path) -> Path:
     (m / "financebench" / "pdfs" / "3M_2018_10K.pdf").write_bytes(b"%PDF-1.4\n1 0 obj garbage\n")  # corrupt
     (m / "edgar" / "MMM").mkdir(parents=True)
     (m / "edgar" / "TST").mkdir(parents=True)
-    (m / "edgar" / "MMM" / "10-Q_2023-06-30.htm").write_text(FILING_HTML.format(body="Quarterly report. " * 40))
-    (m / "edgar" / "TST" / "10-K_2023-12-31.htm").write_text(FILING_HTML.format(body="Annual report text. " * 40))
+    (m / "edgar" / "MMM" / "10-Q_2023-06-30.htm").write_text(
+        FILING_HTML.format(body="Quarterly report. " * 40)
+    )
+    (m / "edgar" / "TST" / "10-K_2023-12-31.htm").write_text(
+        FILING_HTML.format(body="Annual report text. " * 40)
+    )
     (m / "edgar" / "TST" / "10-Q_2023-06-30.htm").write_text("")  # empty
     (m / "MANIFEST.csv").write_text(
         "kind,local_path,company,ticker,form,period,note\n"
@@ -207,7 +248,12 @@ def test_injected_parser_and_doc_id_enforced(tmp_path):
     metrics = C.build_corpus(m, tmp_path / "c", parse=fake, progress=False)
     assert metrics["parse_failures"] == 0 and metrics["documents"] == 4
     pages = read_jsonl(tmp_path / "c" / "pages.jsonl", Page)
-    assert {p.doc_id for p in pages} == {"3M_2018_10K", "3M_2023Q2_10Q", "TST_10-K_2023-12-31", "TST_10-Q_2023-06-30"}
+    assert {p.doc_id for p in pages} == {
+        "3M_2018_10K",
+        "3M_2023Q2_10Q",
+        "TST_10-K_2023-12-31",
+        "TST_10-Q_2023-06-30",
+    }
 
 
 def test_run_ingest_writes_everything(tmp_path):
@@ -219,13 +265,23 @@ def test_run_ingest_writes_everything(tmp_path):
     qs = {q.qid: q for q in read_jsonl(out / "questions" / "financebench.jsonl", Question)}
     assert len(qs) == 3  # all kept
     # the 3M PDF is corrupt: its question is unavailable, with the parse failure as reason
-    assert not qs["financebench_id_03029"].available and "failed to parse" in qs["financebench_id_03029"].unavailable_reason
-    assert not qs["financebench_id_00499"].available and "not available locally" in qs["financebench_id_00499"].unavailable_reason
+    assert (
+        not qs["financebench_id_03029"].available
+        and "failed to parse" in qs["financebench_id_03029"].unavailable_reason
+    )
+    assert (
+        not qs["financebench_id_00499"].available
+        and "not available locally" in qs["financebench_id_00499"].unavailable_reason
+    )
     q = qs["financebench_id_00807"]
     assert q.available and all(e.aligned and e.aligned_page == 1 for e in q.evidence)
     saved = json.loads((out / "ingest.json").read_text())
     assert saved == json.loads(json.dumps(metrics))
-    assert metrics["questions_available"] == 1 and metrics["evidence_items"] == 2 and metrics["alignment_rate"] == 1.0
+    assert (
+        metrics["questions_available"] == 1
+        and metrics["evidence_items"] == 2
+        and metrics["alignment_rate"] == 1.0
+    )
     assert metrics["parse_failures"] == 2 and metrics["html_standins_used"] == ["3M_2023Q2_10Q"]
 
 
@@ -251,7 +307,11 @@ REAL_SUBSET = [
 @pytest.fixture(scope="module")
 def real_subset(mirror):
     questions, data, _, _ = load_questions(mirror, download=False)
-    srcs = [s for s in C.discover_sources(mirror, "financebench", data.documents_by_name) if s.rel_path in REAL_SUBSET]
+    srcs = [
+        s
+        for s in C.discover_sources(mirror, "financebench", data.documents_by_name)
+        if s.rel_path in REAL_SUBSET
+    ]
     build = C.parse_sources(mirror, srcs, progress=False)
     ids = {s.doc_id for s in srcs}
     subset = [q for q in questions if q.available and q.doc_ids[0] in ids]
@@ -266,7 +326,9 @@ def test_real_subset_aligns(real_subset):
     out, m = align_questions(questions, build.pages_by_doc, formats)
     assert m["evidence_items"] >= 25
     assert m["alignment_rate"] >= 0.98, m["unaligned"]
-    pdf_moved = [e for q in out for e in q.evidence if formats[e.doc_id] == "pdf" and e.aligned_page != e.page]
+    pdf_moved = [
+        e for q in out for e in q.evidence if formats[e.doc_id] == "pdf" and e.aligned_page != e.page
+    ]
     assert pdf_moved == []  # FinanceBench's 0-based page is our PDF page
     mmm = [e for q in out for e in q.evidence if e.doc_id == "3M_2023Q2_10Q"]
     assert len(mmm) == 3 and all(e.aligned for e in mmm)
@@ -281,3 +343,18 @@ def test_real_wrong_page_is_found_again(real_subset):
     shifted = ev.model_copy(update={"page": (ev.page + 7) % len(pages[ev.doc_id])})
     out = align_evidence(shifted, PageIndex.build(pages[ev.doc_id]), "pdf")
     assert out.aligned and out.aligned_page == ev.page
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_full_real_ingest(mirror, tmp_path):
+    """The whole stage on the whole mirror (~4-5 min on 2 cores): opt in with FINRAG_FULL_INGEST=1."""
+    import os
+
+    if not os.environ.get("FINRAG_FULL_INGEST"):
+        pytest.skip("full ingest takes minutes: set FINRAG_FULL_INGEST=1 to run it")
+    m = C.run_ingest(
+        mirror, tmp_path / "corpus", tmp_path / "q.jsonl", tmp_path / "ingest.json", progress=False
+    )
+    assert m["parse_failures"] == 0 and m["questions_total"] == 150 and m["questions_available"] == 132
+    assert m["alignment_rate"] >= 0.98, m["unaligned"]

@@ -47,7 +47,9 @@ class Sec:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         url = str(request.url)
-        self.requests.append((url, request.headers.get("user-agent", ""), self.clock() if self.clock else None))
+        self.requests.append(
+            (url, request.headers.get("user-agent", ""), self.clock() if self.clock else None)
+        )
         if self.fail_first:
             return httpx.Response(self.fail_first.pop(0), text="Request Rate Threshold Exceeded")
         if url == SUBMISSIONS:
@@ -154,7 +156,9 @@ def test_cache_hit_makes_no_request(tmp_path):
 def test_find_by_form_and_period_builds_archive_url(tmp_path):
     client = _client(tmp_path, Sec())
     f = client.find_filing(66740, "10-Q", "2023-06-30")
-    assert f == Filing("0000066740", "0000066740-23-000058", "10-Q", "2023-06-30", "2023-07-26", "mmm-20230630.htm")
+    assert f == Filing(
+        "0000066740", "0000066740-23-000058", "10-Q", "2023-06-30", "2023-07-26", "mmm-20230630.htm"
+    )
     assert f.url == PRIMARY
     assert client.find_filing(66740, "10-K", "2022").accession == "0000066740-23-000014"
     assert client.find_filing(66740, "10-Q", "2023").report_date == "2023-06-30"  # latest of the year
@@ -171,7 +175,9 @@ def test_older_submissions_pages_are_searched(tmp_path):
 
 def test_not_found_form_period_is_clear_error(tmp_path):
     client = _client(tmp_path, Sec())
-    with pytest.raises(EdgarError, match=r"no 10-K for period '2019'.*latest 10-K report dates: 2015-12-31, 2022-12-31"):
+    with pytest.raises(
+        EdgarError, match=r"no 10-K for period '2019'.*latest 10-K report dates: 2015-12-31, 2022-12-31"
+    ):
         client.find_filing(66740, "10-K", "2019")
     with pytest.raises(EdgarError, match="no filing with accession 0000066740-99-000001"):
         client.find_filing(66740, "10-Q", accession="0000066740-99-000001")
@@ -205,4 +211,6 @@ def test_financebench_earnings_release_refused(tmp_path):
     with pytest.raises(EdgarError, match="not an EDGAR form"):
         client.find_financebench_filing({"doc_name": "PEPSICO_2023Q1_EARNINGS", "doc_type": "Earnings"})
     with pytest.raises(EdgarError, match="no CIK"):
-        client.find_financebench_filing({"doc_name": "X_2020_10K", "doc_type": "10k", "doc_link": "https://x/y.pdf"})
+        client.find_financebench_filing(
+            {"doc_name": "X_2020_10K", "doc_type": "10k", "doc_link": "https://x/y.pdf"}
+        )

@@ -65,7 +65,10 @@ def test_table_is_one_block_and_blocks_are_blank_line_separated(small):
 def test_layout_tables_become_plain_text(small):
     text = small[0].text + small[1].text
     assert "By: /s/ Jane Doe\nTitle: Chief Executive Officer" in small[0].text
-    assert "Item 7. Management’s Discussion and Analysis of Financial Condition and Results of Operations" in text
+    assert (
+        "Item 7. Management’s Discussion and Analysis of Financial Condition and Results of Operations"
+        in text
+    )
     assert "(1) Revenue excludes a one-time licence fee of $12 million received in the first quarter." in text
     assert "| By:" not in text and "| (1)" not in text and "| Item 7." not in text
 
@@ -82,6 +85,19 @@ def test_hidden_content_dropped(small):
     text = "\n".join(p.text for p in small)
     assert "HIDDENHEADER" not in text and "777,777" not in text
     assert "SECRET" not in text and "999,999" not in text
+
+
+def test_css_break_properties_and_spaced_styles(tmp_path):
+    f = tmp_path / "breaks.htm"
+    para = "<p>FORM 10-Q quarterly report text, long enough to count as a filing page of prose. " * 4 + "</p>"
+    f.write_text(
+        f"<html><body>{para}<div style='break-after: page'></div>{para}"
+        f"<p style='BREAK-BEFORE:PAGE'>third</p><div style='display: none'>gone</div>{para}</body></html>"
+    )
+    pages = parse_filing(f)
+    assert len(pages) == 3
+    assert pages[2].text.startswith("third")
+    assert "gone" not in "".join(p.text for p in pages)
 
 
 def test_sections_follow_item_headings(small):
@@ -152,7 +168,8 @@ def displayed_facts(path: Path) -> list[str]:
     out = []
     for el in root.iter("ix:nonfraction"):
         hidden = any(
-            a.tag in ("ix:header", "ix:nonfraction") or "display:none" in (a.get("style") or "").replace(" ", "")
+            a.tag in ("ix:header", "ix:nonfraction")
+            or "display:none" in (a.get("style") or "").replace(" ", "")
             for a in el.iterancestors()
         )
         if not hidden:
@@ -173,7 +190,9 @@ def test_displayed_ix_numbers_appear_in_text(mirror, rel):
     found = sum(min(c, have[k]) for k, c in need.items())
     rate = found / sum(need.values())
     missing = sorted(k for k, c in need.items() if have[k] < c)[:10]
-    assert rate >= 0.99, f"{rel}: {rate:.4f} of displayed ix:nonFraction numbers found; missing e.g. {missing}"
+    assert rate >= 0.99, (
+        f"{rel}: {rate:.4f} of displayed ix:nonFraction numbers found; missing e.g. {missing}"
+    )
 
 
 @pytest.mark.realdata

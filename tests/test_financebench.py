@@ -80,7 +80,9 @@ def test_download_retries_transient_errors(tmp_path):
 def test_download_not_found_is_clear_error(tmp_path):
     server = Server()
     with pytest.raises(fb.FinanceBenchError, match=r"could not download .*nope\.jsonl.*404"):
-        fb.download_file("nope.jsonl", tmp_path / "cache", server.client(), expected_sha256={}, sleep=lambda s: None)
+        fb.download_file(
+            "nope.jsonl", tmp_path / "cache", server.client(), expected_sha256={}, sleep=lambda s: None
+        )
     assert len(server.requests) == 1  # a 404 is not retried
 
 
@@ -192,7 +194,9 @@ def test_availability_fallback_table_without_manifest(tmp_path):
 
 def test_pdf_preferred_over_html_standin(tmp_path):
     manifest = "kind,local_path,note\nedgar_html,edgar/PFE/10-Q_2023-07-02.htm,exact FinanceBench doc Pfizer_2023Q2_10Q\n"
-    m = _mirror_with(tmp_path, pdfs=["Pfizer_2023Q2_10Q"], html="edgar/PFE/10-Q_2023-07-02.htm", manifest=manifest)
+    m = _mirror_with(
+        tmp_path, pdfs=["Pfizer_2023Q2_10Q"], html="edgar/PFE/10-Q_2023-07-02.htm", manifest=manifest
+    )
     assert fb.resolve_sources(m, ["Pfizer_2023Q2_10Q"])["Pfizer_2023Q2_10Q"].source_format == "pdf"
 
 

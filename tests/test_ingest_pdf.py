@@ -48,7 +48,10 @@ def synthetic(tmp_path) -> Path:
                 ("12.5%", 480, 640, 10),
             ],
             [("More discussion on the next page.", 72, 740, 10)],
-            [("Item 8. Financial Statements and Supplementary Data", 72, 740, 12), ("Statements.", 72, 710, 10)],
+            [
+                ("Item 8. Financial Statements and Supplementary Data", 72, 740, 12),
+                ("Statements.", 72, 710, 10),
+            ],
         ],
     )
 
@@ -85,15 +88,24 @@ def test_heading_rules():
     assert find_headings("x\nITEM 1A.\nRISK FACTORS\n")[0][2] == "Item 1A. RISK FACTORS"  # title on next line
     assert find_headings("PART II — OTHER INFORMATION")[0][2] == "PART II — OTHER INFORMATION"
     assert find_headings("as discussed in Item 7. Management's Discussion") == []  # not at line start
+    assert find_headings("Part I of this report covers the business") == []  # running text
     assert find_headings("Item 7. Management's Discussion and Analysis 23") == []  # TOC entry (page number)
     assert find_headings("item 2 of this report describes the leases") == []  # lower-case running text
     assert find_headings("| Item 1. | Business | 3 |") == []  # pipe row (HTML table of contents)
     toc = "\n".join(f"Item {n}. Some Title" for n in ["1", "1A", "2", "3", "4", "5", "6", "7"])
     assert find_headings(toc) == []  # eight items on one page: a table of contents
     assert len(find_headings(toc.rsplit("\n", 1)[0])) == 7  # seven may be a short Part II
-    assert find_headings("Item 1. Financial Statements\nItem 2. MD&A\nItem 1. Legal Proceedings") == []  # restart
+    assert (
+        find_headings("Item 1. Financial Statements\nItem 2. MD&A\nItem 1. Legal Proceedings") == []
+    )  # restart
     assert len(find_headings("Item 4. Controls\nPART II — OTHER INFORMATION\nItem 1. Legal Proceedings")) == 3
-    pages = ["cover", "Item 1. Business\n" + "x" * 50, "more", "x" * 80 + "\nItem 2. Properties", "y\nItem 3. Legal"]
+    pages = [
+        "cover",
+        "Item 1. Business\n" + "x" * 50,
+        "more",
+        "x" * 80 + "\nItem 2. Properties",
+        "y\nItem 3. Legal",
+    ]
     assert assign_sections(pages) == [
         "",
         "Item 1. Business",

@@ -113,6 +113,27 @@ def test_every_gold_passage_points_at_text_stating_its_figures(corpus):
             assert not q.gold_passages and not q.gold_figures
 
 
+def test_each_fact_is_stated_once(corpus):
+    """A gold figure's Spanish writing recurs in its document only by coincidence (a small integer such as the
+    number of board members matching another count), never because a fact is restated."""
+    _, pages, questions = corpus
+    full: dict[str, str] = {}
+    for p in pages:
+        full[p.doc_id] = full.get(p.doc_id, "") + "\n\n" + p.text
+    n = repeated = 0
+    for q in questions:
+        for g in q.gold_passages:
+            for v in g.figures:
+                n += 1
+                counts = [
+                    len(re.findall(rf"(?<![\d.,]){re.escape(s)}(?![\d]|[.,]\d)", full[g.doc_id]))
+                    for s in {num(abs(v), d) for d in range(3) if abs(round(v, d) - v) < 1e-9}
+                ]
+                assert max(counts) >= 1, (q.qid, v)
+                repeated += max(counts) > 1
+    assert repeated / n <= 0.03, (repeated, n)
+
+
 def test_kind_counts_within_requested_ranges(corpus):
     docs, _, questions = corpus
     assert 250 <= len(questions) <= 300
@@ -153,7 +174,9 @@ def test_to_question_contract(corpus):
     q = next(q for q in corpus[2] if q.kind == "tabla_y_nota")
     c = q.to_question()
     assert c.kind == "synthetic" and c.question_type == "tabla_y_nota"
-    assert [(e.doc_id, e.page, e.text) for e in c.evidence] == [(g.doc_id, g.page, g.text) for g in q.gold_passages]
+    assert [(e.doc_id, e.page, e.text) for e in c.evidence] == [
+        (g.doc_id, g.page, g.text) for g in q.gold_passages
+    ]
 
 
 def test_generation_is_fast():
@@ -184,7 +207,9 @@ def test_coverage_exactly_half_counts_less_does_not():
     # overlapping spans are not counted twice: [100,103) + [101,104) = 4
     assert covered_chars(g, [_chunk("D", [(2, 100, 103)]), _chunk("D", [(2, 101, 104)])]) == 4
     assert not passage_retrieved(g, [_chunk("D", [(2, 100, 103)]), _chunk("D", [(2, 101, 104)])])
-    assert not passage_retrieved(g, [_chunk("D", [(1, 0, 500)]), _chunk("E", [(2, 0, 500)])])  # other page/doc
+    assert not passage_retrieved(
+        g, [_chunk("D", [(1, 0, 500)]), _chunk("E", [(2, 0, 500)])]
+    )  # other page/doc
     assert passage_retrieved(g, [_chunk("D", [(1, 0, 50), (2, 0, 500)])])  # multi-page chunk
     assert passage_retrieved(g, [_chunk("D", [(2, 104, 110)])], min_fraction=0.6)  # 6 of 10
 
@@ -208,7 +233,12 @@ def test_values_match_scale_percent_sign_and_tolerance():
 
 
 def test_strict_vs_lenient_on_plain_figures():
-    assert judge_figures([1250e6], [1250.0]) == {"lenient": True, "strict": True, "missing": [], "foreign": []}
+    assert judge_figures([1250e6], [1250.0]) == {
+        "lenient": True,
+        "strict": True,
+        "missing": [],
+        "foreign": [],
+    }
     r = judge_figures([1250.0, 1100.0], [1250.0])
     assert r["lenient"] and not r["strict"] and r["foreign"] == [1100.0]
     assert judge_figures([1250.0, 1100.0], [1250.0], allowed=[1100.0])["strict"]
@@ -217,7 +247,12 @@ def test_strict_vs_lenient_on_plain_figures():
 
 
 def _q(**kw) -> SyntheticQuestion:
-    base = {"qid": "t", "question": "¿Cuáles fueron los ingresos de Ejemplo en 2024?", "kind": "tabla", "answer": ""}
+    base = {
+        "qid": "t",
+        "question": "¿Cuáles fueron los ingresos de Ejemplo en 2024?",
+        "kind": "tabla",
+        "answer": "",
+    }
     return SyntheticQuestion(**{**base, **kw})
 
 
@@ -231,7 +266,9 @@ def test_strict_vs_lenient_on_spanish_answers():
     calc = _q(kind="calculo", gold_figures=[13.9], support_figures=[13668.9, 12001.4])
     assert score_answer(calc, "Crecieron un 13,86 % (13.668,9 frente a 12.001,4 millones).")["strict"]
     assert not score_answer(calc, "Crecieron un 15 %.")["lenient"]
-    nr = _q(kind="no_respondible", answerable=False, question="¿Qué calificación otorga S&P a Ejemplo en 2024?")
+    nr = _q(
+        kind="no_respondible", answerable=False, question="¿Qué calificación otorga S&P a Ejemplo en 2024?"
+    )
     assert score_answer(nr, "No consta en los documentos.")["strict"]
     r = score_answer(nr, "No consta; quizá unos 5 millones de euros.")
     assert r["lenient"] and not r["strict"]
@@ -264,7 +301,10 @@ def test_best_line_and_first_figure():
     line = best_line(body, question, extract_numbers)
     assert line == "| EBITDA ajustado¹ | 250,5 | 200,1 |"
     assert first_figure(line, question, extract_numbers) == "250,5"
-    assert best_line("Hay 12 consejeros. Se reunió 9 veces.", "¿Cuántas veces se reunió?") == "Se reunió 9 veces."
+    assert (
+        best_line("Hay 12 consejeros. Se reunió 9 veces.", "¿Cuántas veces se reunió?")
+        == "Se reunió 9 veces."
+    )
 
 
 def test_roc_auc_on_toy_cases():
@@ -334,7 +374,11 @@ def test_run_synthetic_study_end_to_end(small):
     assert lo <= ps[0] <= hi
     b = res["baselines"]
     # the best chunk contains its best line, which contains the first figure: lenient accuracy can only drop
-    assert b["mejor_chunk"]["lenient"]["k"] >= b["mejor_linea"]["lenient"]["k"] >= b["primera_cifra"]["lenient"]["k"]
+    assert (
+        b["mejor_chunk"]["lenient"]["k"]
+        >= b["mejor_linea"]["lenient"]["k"]
+        >= b["primera_cifra"]["lenient"]["k"]
+    )
     assert b["mejor_chunk"]["strict_by_kind"]["no_respondible"]["k"] == 0  # baselines never abstain
     assert 0.0 <= res["abstention"]["auc"] <= 1.0
     assert "mejor_linea+abstencion" in b
@@ -356,14 +400,28 @@ def test_study_with_oracle_search_and_gold_answers(small):
     for q in questions[:20]:
         hits = gold_chunks[q.question]
         passages = [
-            Passage(n=n, chunk_id=chunks[i].chunk_id, doc_id=chunks[i].doc_id, pages=chunks[i].pages, text=chunks[i].body)
+            Passage(
+                n=n,
+                chunk_id=chunks[i].chunk_id,
+                doc_id=chunks[i].doc_id,
+                pages=chunks[i].pages,
+                text=chunks[i].body,
+            )
             for n, i in enumerate(hits, 1)
         ]
         answers[q.qid] = Answer(
-            qid=q.qid, run_id="r", backend="gold", model="gold", prompt_style="p", template_id="t",
-            context_mode="oracle", passages=passages, prompt=[], text=q.answer,
+            qid=q.qid,
+            run_id="r",
+            backend="gold",
+            model="gold",
+            prompt_style="p",
+            template_id="t",
+            context_mode="oracle",
+            passages=passages,
+            prompt=[],
+            text=q.answer,
             citations=[Citation(passage=p.n) for p in passages],
-        )  # fmt: skip
+        )
     res = run_synthetic_study(docs, pages, questions, chunks, oracle, {"progress": False}, answers=answers)
     for c in res["coverage"]:
         if c["k"] >= 2:  # every question has at most two gold passages

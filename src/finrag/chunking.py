@@ -28,7 +28,6 @@ from finrag.registry import Registry
 CHUNKERS: Registry[type] = Registry("chunker")
 
 _WORD = re.compile(r"\S+")
-_LINE = re.compile(r"[^\n]*")  # zero-width matches at line ends are filtered below
 
 
 def make_chunker(name: str, **params):
@@ -144,7 +143,7 @@ class PageChunker:
 # ---------------------------------------------------------------------------------------------- structure
 
 _HEADING = re.compile(
-    r"^\s*(#{1,6}\s+\S|item\s+\d{1,2}[a-z]?\b[.:\s]|part\s+[ivx]+\b\s*[.:\-\u2014]?\s*\S*\s*$|note\s+\d{1,2}[.:]\s)",
+    r"^\s*(#{1,6}\s+\S|item\s+\d{1,2}[a-z]?\b[.:\s]|part\s+[ivx]+\b(?!\s+of\b)|note\s+\d{1,2}[.:]\s)",
     re.IGNORECASE,
 )
 _FOOTNOTE = re.compile(

@@ -28,6 +28,7 @@ class Document(Record):
     n_pages: int = 0
     sector: str = ""
     language: str = "en"
+    collection: str = ""  # "financebench" (a document FinanceBench names) or "edgar" (other filings, distractors)
 
 
 class Page(Record):

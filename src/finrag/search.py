@@ -117,7 +117,7 @@ def normalise_number(tok: str, language: str = "en") -> str:
 class Tokenizer:
     """Lowercase, split on non-alphanumerics, keep separated numbers whole and add their canonical form.
 
-    "$1,577.00" -> ["1,577.00", "1577"]; "1577" -> ["1577"]; so a question's figure matches the filing's
+    "$1,577.00 in 2018" -> ["1,577.00", "2018", "1577"]; "1577" -> ["1577"]; so a question's figure matches the filing's
     whichever way either writes it. English drops scikit-learn stop words; Spanish folds accents (documents and
     queries alike) and drops Spanish function words. Negations ("not", "no") and comparatives are
     kept: "did margins not improve" must not match "did margins improve" better.
@@ -133,14 +133,14 @@ class Tokenizer:
         text = text.lower()
         if self.language == "es":
             text = fold_accents(text)
-        out: list[str] = []
-        for tok in _TOKEN.findall(text):
-            if tok in self.stop:
-                continue
-            out.append(tok)
-            if tok[0].isdigit() and ("," in tok or "." in tok):
-                canon = normalise_number(tok, self.language)
-                if canon != tok:
+        stop = self.stop
+        out = [t for t in _TOKEN.findall(text) if t not in stop]
+        if (
+            "," in text or "." in text
+        ):  # canonical forms of separated numbers, appended (BM25 is a bag of words)
+            for t in [t for t in out if t[0].isdigit() and ("," in t or "." in t)]:
+                canon = normalise_number(t, self.language)
+                if canon != t:
                     out.append(canon)
         return out
 
@@ -171,12 +171,11 @@ class BM25Index:
         self.n = okapi.corpus_size
         self.vocab: dict[str, int] = {t: i for i, t in enumerate(okapi.idf)}
         idf = np.array([okapi.idf[t] for t in self.vocab])
-        rows, cols, tfs = [], [], []
-        for d, freqs in enumerate(okapi.doc_freqs):
-            rows.extend([d] * len(freqs))
-            cols.extend(self.vocab[t] for t in freqs)
-            tfs.extend(freqs.values())
-        rows_a, cols_a, tf = np.asarray(rows), np.asarray(cols, dtype=np.int64), np.asarray(tfs, dtype=float)
+        freqs = okapi.doc_freqs
+        nnz = sum(len(f) for f in freqs)
+        rows_a = np.repeat(np.arange(self.n), [len(f) for f in freqs])
+        cols_a = np.fromiter((self.vocab[t] for f in freqs for t in f), dtype=np.int64, count=nnz)
+        tf = np.fromiter((v for f in freqs for v in f.values()), dtype=float, count=nnz)
         dl = np.asarray(okapi.doc_len, dtype=float)[rows_a]
         w = idf[cols_a] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / okapi.avgdl))
         # column slices (one column per query term) are cheap in CSC

@@ -123,14 +123,16 @@ def locate(
     stated_page: int | None,
     threshold: float = DEFAULT_THRESHOLD,
     number_threshold: float = DEFAULT_NUMBER_THRESHOLD,
+    trust_stated: bool = True,
 ) -> Match:
-    """Best page for `text`: the stated page if it passes, else the best-scoring page (nearest wins ties),
-    else the best two-page window. Returns the best match found even when it does not pass."""
+    """Best page for `text`: the stated page if it passes (and is trusted), else the best-scoring page
+    (nearest the stated page wins ties), else the best two-page window. Returns the best match found even
+    when it does not pass."""
     ev = Counter(tokens(text))
     if not ev or not index.pages:
         return Match(0.0, 0.0, None)
     pos = index.position(stated_page) if stated_page is not None else None
-    if pos is not None:
+    if pos is not None and trust_stated:
         m = _score_at(ev, index, pos)
         if m.passes(threshold, number_threshold):
             return m
@@ -148,7 +150,10 @@ def locate(
     windows = sorted({j for i in quick for j in (i - 1, i) if 0 <= j < len(index.pages) - 1})
     for i in sorted(windows, key=lambda i: abs(i - centre)):
         m = _score_window(ev, index, i)
-        if m.passes(threshold, number_threshold) and (m.score, m.number_score) > (best.score, best.number_score):
+        if m.passes(threshold, number_threshold) and (m.score, m.number_score) > (
+            best.score,
+            best.number_score,
+        ):
             best = m
     return best
 
@@ -163,12 +168,17 @@ def align_evidence(
     """Evidence with aligned / aligned_page / align_score / reason filled in."""
     if index is None:
         return ev.model_copy(
-            update={"aligned": False, "aligned_page": None, "align_score": 0.0, "reason": "document not parsed"}
+            update={
+                "aligned": False,
+                "aligned_page": None,
+                "align_score": 0.0,
+                "reason": "document not parsed",
+            }
         )
     if not tokens(ev.text):
         return ev.model_copy(update={"aligned": False, "aligned_page": None, "reason": "empty evidence text"})
-    # An HTML stand-in's pages are not the PDF's pages: the stated page is only a hint for tie-breaking.
-    m = locate(ev.text, index, ev.page, threshold, number_threshold)
+    # An HTML stand-in's pages are not the PDF's pages: there the stated page only breaks ties.
+    m = locate(ev.text, index, ev.page, threshold, number_threshold, trust_stated=source_format == "pdf")
     if m.passes(threshold, number_threshold):
         return ev.model_copy(
             update={"aligned": True, "aligned_page": m.page, "align_score": round(m.score, 4), "reason": ""}
@@ -180,7 +190,12 @@ def align_evidence(
     if source_format == "pdf":
         reason = f"not on stated page {ev.page}; " + reason
     return ev.model_copy(
-        update={"aligned": False, "aligned_page": None, "align_score": round(max(m.score, 0.0), 4), "reason": reason}
+        update={
+            "aligned": False,
+            "aligned_page": None,
+            "align_score": round(max(m.score, 0.0), 4),
+            "reason": reason,
+        }
     )
 
 
@@ -216,7 +231,9 @@ def align_questions(
             if aligned.aligned:
                 n_aligned += 1
             else:
-                unaligned.append({"qid": q.qid, "doc_id": ev.doc_id, "page": ev.page, "reason": aligned.reason})
+                unaligned.append(
+                    {"qid": q.qid, "doc_id": ev.doc_id, "page": ev.page, "reason": aligned.reason}
+                )
         out.append(q.model_copy(update={"evidence": new_ev}))
     metrics = {
         "questions_total": len(questions),

@@ -45,6 +45,7 @@ class SourceFile:
     form: str = ""
     period: str = ""
     sector: str = ""
+    collection: str = "financebench"  # "edgar": a filing FinanceBench does not name (a distractor)
 
 
 def _default_parse() -> Parser:
@@ -67,13 +68,15 @@ def _financebench_company(ticker: str, company: str, fb_docs: dict[str, dict]) -
     best = None
     for name, rec in fb_docs.items():
         fb = _norm(rec.get("company", ""))
-        if name.split("_")[0].upper() == ticker.upper() or (len(fb) >= 4 and fb in target):
-            if best is None or len(fb) > len(_norm(best.get("company", ""))):
-                best = rec
+        same = name.split("_")[0].upper() == ticker.upper() or (len(fb) >= 4 and fb in target)
+        if same and (best is None or len(fb) > len(_norm(best.get("company", "")))):
+            best = rec
     return best
 
 
-def discover_sources(mirror: Path, include: str = "all", fb_docs: dict[str, dict] | None = None) -> list[SourceFile]:
+def discover_sources(
+    mirror: Path, include: str = "all", fb_docs: dict[str, dict] | None = None
+) -> list[SourceFile]:
     """Every file of the corpus with its doc_id and metadata, in a stable order (PDFs, then HTML)."""
     if include not in INCLUDE_CHOICES:
         raise ValueError(f"include must be one of {INCLUDE_CHOICES}, not {include!r}")
@@ -122,6 +125,7 @@ def discover_sources(mirror: Path, include: str = "all", fb_docs: dict[str, dict
                 form=form,
                 period=doc_period(fb_name, fb) if fb_name else period,  # as the questions name it: 2023Q2
                 sector=(fb or {}).get("gics_sector", ""),
+                collection="financebench" if fb_name else "edgar",
             )
         )
     return out
@@ -191,6 +195,7 @@ def parse_sources(
                 source_format=src.source_format,
                 n_pages=len(got),
                 sector=src.sector,
+                collection=src.collection,
             )
         )
     return CorpusBuild(documents, pages, failures, time.perf_counter() - t0)
@@ -203,7 +208,9 @@ def write_corpus(build: CorpusBuild, out_dir: Path) -> None:
     write_jsonl(out_dir / "documents.jsonl", build.documents)
 
 
-def _build(mirror: Path, include: str, parse: Parser | None, progress: bool, fb_docs: dict | None) -> CorpusBuild:
+def _build(
+    mirror: Path, include: str, parse: Parser | None, progress: bool, fb_docs: dict | None
+) -> CorpusBuild:
     if fb_docs is None:
         from finrag.ingest.financebench import load_financebench
 
@@ -271,7 +278,9 @@ def run_ingest(
         **build.metrics(),
         **align_metrics,
         "questions_unavailable": [
-            {"qid": q.qid, "doc_ids": q.doc_ids, "reason": q.unavailable_reason} for q in questions if not q.available
+            {"qid": q.qid, "doc_ids": q.doc_ids, "reason": q.unavailable_reason}
+            for q in questions
+            if not q.available
         ],
         "html_standins_used": sorted(
             d.doc_id for d in build.documents if d.source_format == "html" and d.doc_id in sources

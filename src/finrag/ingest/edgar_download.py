@@ -235,7 +235,9 @@ class EdgarClient:
             acc = _format_accession(accession)
             hits = [f for f in all_filings if f.accession == acc]
             if not hits:
-                raise EdgarError(f"CIK {normalise_cik(cik)}: no filing with accession {acc} in EDGAR submissions")
+                raise EdgarError(
+                    f"CIK {normalise_cik(cik)}: no filing with accession {acc} in EDGAR submissions"
+                )
             return hits[0]
         wanted = form.upper()
         same_form = [f for f in all_filings if f.form.upper() == wanted]
@@ -265,7 +267,10 @@ class EdgarClient:
         body = self.get_bytes(filing.url)
         if out_dir is None:
             return self.cache_path(filing.url)
-        dest = Path(out_dir) / f"{filing.form}_{filing.report_date or filing.filing_date}_{filing.primary_document}"
+        dest = (
+            Path(out_dir)
+            / f"{filing.form}_{filing.report_date or filing.filing_date}_{filing.primary_document}"
+        )
         if not dest.exists():
             with atomic_open(dest, "wb") as fh:
                 fh.write(body)
@@ -283,7 +288,9 @@ class EdgarClient:
         doc_type = str(doc.get("doc_type", "")).lower()
         form = {"10k": "10-K", "10q": "10-Q", "8k": "8-K", "10k_annualreport": "10-K"}.get(doc_type)
         if form is None:
-            raise EdgarError(f"{name}: document type {doc_type!r} is not an EDGAR form (only 10-K, 10-Q, 8-K)")
+            raise EdgarError(
+                f"{name}: document type {doc_type!r} is not an EDGAR form (only 10-K, 10-Q, 8-K)"
+            )
         acc_m = _ACCESSION.search(link)
         cik_m = _CIK_IN_LINK.search(link)
         cik = cik if cik is not None else (cik_m.group(1) if cik_m else (acc_m.group(1) if acc_m else None))

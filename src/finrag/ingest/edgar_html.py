@@ -23,8 +23,40 @@ from finrag.contracts import Page
 from finrag.ingest.parse import IngestError, assign_sections
 
 _BLOCK_TAGS = frozenset(
-    "address article aside blockquote body caption center dd div dl dt fieldset figure footer form h1 h2 h3 h4 "
-    "h5 h6 header hr html li main nav ol p pre section ul".split()
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "caption",
+        "center",
+        "dd",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "html",
+        "li",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "ul",
+    ]
 )
 _SKIP_TAGS = frozenset({"head", "script", "style", "title", "noscript", "template", "ix:header", "xml"})
 _STYLE_HIDDEN = re.compile(r"display\s*:\s*none", re.IGNORECASE)
@@ -285,7 +317,10 @@ def parse_edgar_html(path: str | Path, doc_id: str) -> list[Page]:
             p, "not a filing: no SEC filing markers (e.g. 'Securities and Exchange Commission', 'Form 10-K')"
         )
     sections = assign_sections(texts)
-    return [Page(doc_id=doc_id, page=i, text=t, section=s) for i, (t, s) in enumerate(zip(texts, sections, strict=True))]
+    return [
+        Page(doc_id=doc_id, page=i, text=t, section=s)
+        for i, (t, s) in enumerate(zip(texts, sections, strict=True))
+    ]
 
 
 __all__ = ["parse_edgar_html", "html_pages", "is_layout_table", "render_table"]

@@ -61,7 +61,8 @@ def parse_filing(path: str | Path, doc_id: str | None = None, max_bytes: int | N
         raise IngestError(p, "empty file")
     if size > limit:
         raise IngestError(
-            p, f"file is {size / 2**20:.1f} MB, over the {limit / 2**20:.0f} MB limit (params ingest.max_file_mb)"
+            p,
+            f"file is {size / 2**20:.1f} MB, over the {limit / 2**20:.0f} MB limit (params ingest.max_file_mb)",
         )
     try:
         with open(p, "rb") as fh:
@@ -83,9 +84,12 @@ def parse_filing(path: str | Path, doc_id: str | None = None, max_bytes: int | N
 
 # ---------------------------------------------------------------- section headings (shared by both parsers)
 
-_ITEM_RE = re.compile(r"^item\s*(\d{1,2}[a-d]?)\s*(?:[.:\-–—]\s*|\s+(?=[A-Z\"“'’(])|$)(.*)$", re.IGNORECASE)
-_PART_RE = re.compile(r"^part\s+(iv|i{1,3})\s*(?:[.:\-–—,]?\s*$|[.:\-–—]\s*(.*)$|\s+(?=[A-Z])(.*)$)", re.IGNORECASE)
+_ITEM_RE = re.compile(r"^item\s*(\d{1,2}(?:\.\d{2})?[a-d]?)\s*(?:[.:\-–—]\s*|\s+(?=[A-Z\"“'’(])|$)(.*)$", re.IGNORECASE)
+_PART_RE = re.compile(
+    r"^part\s+(iv|i{1,3})\s*(?:[.:\-–—,]?\s*$|[.:\-–—]\s*(.*)$|\s+(?=[A-Z])(.*)$)", re.IGNORECASE
+)
 _TOC_PAGE_NUM = re.compile(r"\s(?:\d{1,3}(?:\s*[-–]\s*\d{1,3})?|[A-Z]-\d{1,3})$")
+_CONTINUED = re.compile(r"\s*\((?:continued|cont['’]d)\)\s*$", re.IGNORECASE)
 _MAX_HEADING_LINE = 160
 TOC_MIN_ITEMS = 8
 
@@ -94,9 +98,10 @@ def _clean(s: str) -> str:
     return " ".join(s.replace("\xa0", " ").split())
 
 
-def _item_key(num: str) -> tuple[int, str]:
-    m = re.match(r"(\d+)([A-Da-d]?)", num)
-    return (int(m.group(1)), m.group(2).upper()) if m else (0, "")
+def _item_key(num: str) -> tuple[int, int, str]:
+    """Sort key of an item number: 7A -> (7, 0, 'A'); an 8-K's 2.02 -> (2, 2, '')."""
+    m = re.match(r"(\d+)(?:\.(\d+))?([A-Da-d]?)", num)
+    return (int(m.group(1)), int(m.group(2) or 0), m.group(3).upper()) if m else (0, 0, "")
 
 
 def find_headings(text: str) -> list[tuple[int, str, str]]:
@@ -123,23 +128,29 @@ def find_headings(text: str) -> list[tuple[int, str, str]]:
             num, title = m.group(1).upper(), m.group(2).strip()
             if not title:  # "Item 7." alone on its line (a two-column heading): title on the next line
                 nxt = next((_clean(x) for x in lines[i + 1 : i + 3] if _clean(x)), "")
-                if nxt and len(nxt) <= 120 and (nxt[0].isupper() or nxt[0] in "\"“'’") and not nxt.startswith("|"):
+                if (
+                    nxt
+                    and len(nxt) <= 120
+                    and (nxt[0].isupper() or nxt[0] in "\"“'’")
+                    and not nxt.startswith("|")
+                ):
                     title = nxt
             if title and not (title[0].isupper() or title[0] in "\"“'’("):
                 continue
             if title and _TOC_PAGE_NUM.search(title):
                 continue
-            label = f"Item {num}." + (f" {title.rstrip(' .')}" if title else "")
+            title = _CONTINUED.sub("", title).rstrip(" .")
+            label = f"Item {num}" + ("" if "." in num else ".") + (f" {title}" if title else "")
             found.append((starts[i], "item", label[:140]))
             continue
         m = _PART_RE.match(line)
         if m:
             rest = (m.group(2) or m.group(3) or "").strip()
-            if len(rest) > 80 or (rest and _TOC_PAGE_NUM.search(rest)):
+            if len(rest) > 80 or (rest and (not rest[0].isupper() or _TOC_PAGE_NUM.search(rest))):
                 continue
             label = f"PART {m.group(1).upper()}" + (f" — {rest}" if rest else "")
             found.append((starts[i], "part", label))
-    items: list[tuple[int, str]] = []
+    items: list[tuple[int, int, str]] = []
     restarts, prev = False, None
     for _, kind, label in found:
         if kind == "part":

@@ -34,7 +34,9 @@ def _check_complete(path: Path) -> None:
         raise IngestError(path, "truncated or corrupt PDF: no %%EOF trailer at the end of the file")
 
 
-def _line_boxes(textpage: pdfium.PdfTextPage, text: str, starts: list[int]) -> list[tuple[float, float] | None]:
+def _line_boxes(
+    textpage: pdfium.PdfTextPage, text: str, starts: list[int]
+) -> list[tuple[float, float] | None]:
     """(bottom, top) of the first visible character of each line, from PDFium's loose (font-height) boxes."""
     out: list[tuple[float, float] | None] = []
     rect = pdfium_c.FS_RECTF()
@@ -108,7 +110,10 @@ def parse_pdf(path: str | Path, doc_id: str) -> list[Page]:
     if not any(t.strip() for t in texts):
         raise IngestError(p, f"no extractable text on any of {len(texts)} pages (scanned PDF?)")
     sections = assign_sections(texts)
-    return [Page(doc_id=doc_id, page=i, text=t, section=s) for i, (t, s) in enumerate(zip(texts, sections, strict=True))]
+    return [
+        Page(doc_id=doc_id, page=i, text=t, section=s)
+        for i, (t, s) in enumerate(zip(texts, sections, strict=True))
+    ]
 
 
 __all__ = ["parse_pdf", "PARAGRAPH_GAP"]

@@ -57,6 +57,13 @@ def ci(pair, digits: int = 2) -> str:
     return f"[{pair[0]:.{digits}f}, {pair[1]:.{digits}f}]"
 
 
+def pctci(pair, digits: int = 1) -> str:
+    """A proportion's interval in percent, to sit beside pct()."""
+    if not pair or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in pair):
+        return "n/a"
+    return f"[{100 * pair[0]:.{digits}f}, {100 * pair[1]:.{digits}f}]"
+
+
 def load_results(results_dir: Path) -> dict:
     ctx: dict = {}
     for p in sorted((results_dir / "metrics").glob("*.json")):
@@ -73,7 +80,7 @@ def _env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(fmt=fmt, pct=pct, ci=ci)
+    env.filters.update(fmt=fmt, pct=pct, ci=ci, pctci=pctci)
     return env
 
 

@@ -140,6 +140,9 @@ def is_meta_sentence(sentence: str) -> bool:
     return bool(_REFUSAL.search(sentence))
 
 
+_LABEL = re.compile(r"^\W*(?:final\s+)?(?:answer|reasoning|sources?|references?)\s*:\**\s*", re.IGNORECASE)
+
+
 def _has_amount(text: str) -> bool:
     from finrag.scoring.figures import extract_figures
 
@@ -152,7 +155,7 @@ def _split_compound(sentence: str) -> list[str]:
     if len(parts) > 1 and all(_has_amount(p) for p in parts):
         out: list[str] = []
         for p in parts:
-            out.extend(_split_compound(p))
+            out.extend(_split_compound(p[0].upper() + p[1:]))
         return out
     for m in _AND_SPLIT.finditer(sentence):
         left, right = sentence[: m.start()].strip(), sentence[m.end() :].strip()
@@ -171,10 +174,8 @@ def split_claims(answer_text: str, split_compound: bool = True) -> list[Claim]:
 
     claims: list[Claim] = []
     for _, _, sent in split_sentences(answer_text):
-        text = strip_citations(sent)
+        text = _LABEL.sub("", strip_citations(sent)).strip()
         if not re.search(r"[A-Za-z0-9]", text) or is_meta_sentence(text):
-            continue
-        if re.fullmatch(r"(?i)\W*(?:answer|reasoning|sources?|references?)\s*:?\W*", text):
             continue
         pieces = _split_compound(text) if split_compound else [text]
         for piece in pieces:

@@ -35,7 +35,7 @@ _REFUSAL_EN = [
     rf"\b{_NEG_VERB}\s+(?:\w+\s+){{0,2}}?(?:provide|include|contain|mention|specify|disclose|give)\w*\s+(?:\w+\s+){{0,3}}?"
     rf"{_INFO}",
     r"\bnot\s+(?:explicitly\s+|specifically\s+|directly\s+|clearly\s+|readily\s+)?(?:stated|provided|mentioned"
-    r"|disclosed|available|included|given|specified|found|present|contained|shown|listed|reported|detailed"
+    r"|disclosed|available|included|given|specified|found|present|contained|shown|listed|detailed"
     r"|possible|feasible)\b",
     r"\b(?:cannot|can['’]t|can\s+not|could\s+not|couldn['’]t|unable\s+to|not\s+(?:be\s+)?able\s+to|impossible\s+to"
     r"|not\s+possible\s+to|no\s+way\s+to)\s+(?:\w+\s+){0,2}(?:determine|determined|calculate|calculated|provide"
@@ -43,7 +43,7 @@ _REFUSAL_EN = [
     r"|derive|give|offer|be\s+determined|be\s+calculated|comment|evaluate|conclude|specify|state)\b",
     r"\bI\s+(?:do\s+not|don['’]t)\s+know\b",
     r"\bI['’]?m\s+sorry\b|\bI\s+am\s+sorry\b|\bI\s+apologi[sz]e\b|\bunfortunately\b",
-    r"\bas\s+an\s+AI\b|\bAI\s+(?:language\s+)?model\b|\bmy\s+(?:last\s+update|knowledge\s+cut-?off|training)",
+    r"\bas\s+an\s+AI\b|\bAI\s+(?:language\s+)?model\b",
     r"\bI\s+(?:do\s+not|don['’]t)\s+have\s+(?:\w+\s+){0,3}(?:access|real-time|the\s+ability|information|data"
     r"|specific|enough|sufficient|the\s+necessary|details)",
     r"\b(?:insufficient|not\s+enough|limited|no\s+(?:specific|direct|explicit|relevant|sufficient))\s+"

@@ -32,10 +32,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+import snowballstemmer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from finrag.scoring.declining import has_attempt, refusal_cue
-from finrag.scoring.figures import Figure, extract_figures, stated_scale
+from finrag.scoring.declining import refusal_cue
+from finrag.scoring.figures import Figure, detect_number_lang, extract_figures, stated_scale
 
 __all__ = ["GradeResult", "Verdict", "answer_polarity", "content_recall", "grade", "match_figure"]
 
@@ -44,7 +45,10 @@ Method = Literal["numeric", "text", "refusal", "llm"]
 LLMGrader = Callable[[str, str, str], str]  # (gold, answer, question) -> "correct" | "incorrect" | "refusal"
 
 REL_TOL = 0.01
-ROUNDING_CAP = 0.05  # a rounding-based match may not be further off than this (relative)
+ROUNDING_CAP = 0.05
+RECALL_THRESHOLD = 0.4  # content-word recall for a free-text gold (calibrated on FinanceBench's human labels)
+RELEVANCE_MIN = 0.3
+MIXED_RECALL_MIN = 0.25  # a gold of words + figures: all figures matched and at least this content recall  # share of the question's content words an opening needs before its polarity is read  # a rounding-based match may not be further off than this (relative)
 POWERS = (1e3, 1e6, 1e-3, 1e-6)
 
 
@@ -95,12 +99,11 @@ def _close(av: float, a_dec: int, a_scale: float, gv: float, g_dec: int, g_scale
     rel = abs(a - g) / g
     if rel <= tol + 1e-12:
         return True
-    if rel > ROUNDING_CAP:
-        return False
     eps = 1 + 1e-9
-    gold_rounded = abs(a - g) <= 0.5 * 10 ** (-g_dec) * g_scale * eps  # answer 0.0103 for a gold written 0.01
-    answer_rounded = abs(a - g) <= 0.5 * 10 ** (-a_dec) * a_scale * eps  # answer 0.6 for a gold of 0.62
-    return gold_rounded or answer_rounded
+    if abs(a - g) <= 0.5 * 10 ** (-g_dec) * g_scale * eps:
+        return True  # rounds to the gold as written: 0.0143 for a gold "0.01" given to two decimals
+    # the answer rounded coarser than the gold (0.6 for 0.62): accepted only when that stays close
+    return rel <= ROUNDING_CAP and abs(a - g) <= 0.5 * 10 ** (-a_dec) * a_scale * eps
 
 
 def _kind(f: Figure) -> tuple[str, float]:
@@ -143,70 +146,48 @@ def match_figure(g: Figure, a: Figure, tol: float = REL_TOL) -> Literal["match",
 
 # ------------------------------------------------------------------------------------------------ text matching
 
-_STOP = set(ENGLISH_STOP_WORDS) | {
-    "fy",
-    "fiscal",
-    "year",
-    "years",
-    "company",
-    "companies",
-    "approximately",
-    "roughly",
-    "around",
-    "about",
-    "million",
-    "millions",
-    "billion",
-    "billions",
-    "mn",
-    "bn",
-    "usd",
-    "total",
-    "answer",
-    "based",
-    "primarily",
-    "mainly",
-    "el",
-    "la",
-    "los",
-    "las",
-    "de",
-    "del",
-    "en",
-    "y",
-    "que",
-    "por",
-    "con",
-    "un",
-    "una",
-    "es",
-    "se",
-}
-_WORD = re.compile(r"[a-záéíóúñü]+(?:[-'][a-záéíóúñü]+)*", re.IGNORECASE)
-_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
+_EXTRA_STOP = {
+    "fy", "fiscal", "year", "years", "company", "companies", "approximately", "roughly", "around", "about",
+    "million", "millions", "billion", "billions", "mn", "bn", "usd", "total", "answer", "based", "primarily",
+    "mainly", "significant", "key", "main", "major", "ratio", "q1", "q2", "q3", "q4", "inc", "corporation", "corp",
+}  # fmt: skip
+_STOP_ES = {
+    "el", "la", "los", "las", "de", "del", "en", "y", "que", "por", "con", "un", "una", "es", "se", "al", "lo", "su",
+    "sus", "para", "como", "más", "mas", "ha", "han", "fue", "son", "millones", "miles", "euros", "ejercicio", "año",
+}  # fmt: skip
+_STOPS = {"en": set(ENGLISH_STOP_WORDS) | _EXTRA_STOP, "es": _STOP_ES | _EXTRA_STOP}
+_WORD = re.compile(r"[a-záéíóúñü]+(?:'[a-z]+)?", re.IGNORECASE)
+_COMPOUNDS = [(re.compile(r"\bcash\s*-?\s*flows?\b", re.I), "cashflow"), (re.compile(r"\bu\.?s\.?\b", re.I), "usa")]
+_STEMMERS = {"en": snowballstemmer.stemmer("english"), "es": snowballstemmer.stemmer("spanish")}
 
 
-def _stem(w: str) -> str:
-    w = w.lower().replace("'", "")
-    for suf in _SUFFIXES:
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            w = w[: -len(suf)]
-            break
-    return w.rstrip("e") if len(w) > 4 else w
+def _content(text: str, lang: str = "en") -> set[str]:
+    """Stemmed content words (Snowball), stop words and one-letter tokens dropped."""
+    t = text or ""
+    for rx, rep in _COMPOUNDS:
+        t = rx.sub(rep, t)
+    words = [w.lower().split("'")[0] for w in _WORD.findall(t)]
+    key = "es" if lang == "es" else "en"
+    stem, stop = _STEMMERS[key], _STOPS[key]
+    return {stem.stemWord(w) for w in words if w not in stop and len(w) > 1}
 
 
-def _content(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text) if w.lower() not in _STOP and len(w) > 1}
+def content_recall(gold: str, answer: str, question: str = "", lang: str = "en") -> float:
+    """Share of the gold's content words (stemmed; not stop words, not words of the question) in the answer.
 
-
-def content_recall(gold: str, answer: str, question: str = "") -> float:
-    """Share of the gold's content words (stemmed; not stop words, not words of the question) in the answer."""
-    g = _content(gold)
-    q = _content(question)
-    g_only = g - q or g
-    if not g_only:
+    When the gold adds fewer than two words to the question (a choice question: "which of operations, investing,
+    financing ..." -> "Operations"), all its words count, but they must appear in the answer's opening sentences,
+    where the answer states its choice.
+    """
+    g = _content(gold, lang)
+    q = _content(question, lang)
+    g_only = g - q
+    if len(g_only) >= 2:
+        return len(g_only & _content(answer, lang)) / len(g_only)
+    if not g:
         return 1.0
-    return len(g_only & _content(answer)) / len(g_only)
+    head = " ".join(_SENT.split(answer.strip())[:2])
+    return len(g & _content(head, lang)) / len(g)
 
 
 # --------------------------------------------------------------------------------------------------- polarity
@@ -214,20 +195,21 @@ def content_recall(gold: str, answer: str, question: str = "") -> float:
 _YES_START = re.compile(r"^\W*(?:yes|yeah|yep|correct|indeed|s[íi])\b", re.IGNORECASE)
 _NO_START = re.compile(r"^\W*(?:no|nope)\b(?!\s+(?:doubt|matter|longer|less|more|one\b))", re.IGNORECASE)
 _YESNO_Q = re.compile(
-    r"^\W*(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|¿?(?:es|est[áa]|tiene|ha|hay))\b",
+    r"(?:^|[,;:?.]\s*)(?:¿\s*)?(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|es|est[áa]n?"
+    r"|tiene|tienen|ha|han|hay)\b",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|none|neither|nor|without|lack\w*|n['’]t|cannot)\b|n['’]t\b", re.IGNORECASE
+    r"\b(?:not|no|never|none|neither|nor|without|lacks?|lacking|cannot|unlikely)\b|n['’]t\b", re.IGNORECASE
 )
 _UP = re.compile(
     r"\b(?:improv\w*|increas\w*|gr[eo]w\w*|rise|rose|risen|rising|higher|up|expand\w*|accelerat\w*|gain\w*|positive"
-    r"|healthy|strong\w*|raised?)\b",
+    r"|healthy|strong\w*|raised?|consistent|stable)\b",
     re.IGNORECASE,
 )
 _DOWN = re.compile(
     r"\b(?:declin\w*|decreas\w*|drop\w*|fell|fall\w*|lower|down|shr[aiu]nk\w*|contract\w*|decelerat\w*|worse\w*"
-    r"|deteriorat\w*|negative|weak\w*|reduc\w*)\b",
+    r"|deteriorat\w*|negative|weak\w*|reduc\w*|fluctuat\w*|inconsistent|unstable)\b",
     re.IGNORECASE,
 )
 _SENT = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -242,61 +224,141 @@ def gold_polarity(gold: str) -> str | None:
     return None
 
 
+def _strip_polarity(gold: str) -> str:
+    return re.sub(r"^\W*(?:yes|no|s[íi])\b[\s,.;:!-]*", "", gold, flags=re.IGNORECASE)
+
+
+def _relevance(text: str, question: str) -> float:
+    """Share of the question's content words found in ``text``."""
+    q = _content(question)
+    return len(q & _content(text)) / len(q) if q else 1.0
+
+
+_CONCLUSION = re.compile(
+    r"^\W*(?:therefore|thus|hence|so|in\s+conclusion|in\s+summary|overall|to\s+summari[sz]e|as\s+a\s+result|in\s+short"
+    r"|based\s+on\s+(?:this|these|the\s+above|the\s+calculations?|this\s+analysis|the\s+analysis|this\s+information))\b",
+    re.IGNORECASE,
+)
+_PREAMBLE = re.compile(
+    r"^\W*(?:to\s+(?:determine|assess|answer|calculate|evaluate|find|analy[sz]e|understand)|in\s+order\s+to|let['’]s"
+    r"|we\s+(?:need|must|can|will)|first|the\s+(?:quick|current|operating|gross)\s+\w+\s+(?:ratio|margin)\s+is\s+(?:a|calculated)"
+    r"|[\w\s'’]{0,40}\bis\s+(?:calculated|defined|a\s+measure))",
+    re.IGNORECASE,
+)
+_EXPLICIT = re.compile(r"(?:^|[,:;]\s*|\banswer\s+is\s+)(yes|no)\b(?!\s+(?:doubt|longer|more|less))", re.IGNORECASE)
+
+
+def _soft(sentence: str, question: str) -> str:
+    negated = bool(_NEGATION.search(sentence))
+    q_up, q_down = bool(_UP.search(question)), bool(_DOWN.search(question))
+    a_up, a_down = bool(_UP.search(sentence)), bool(_DOWN.search(sentence))
+    if q_up != q_down and a_up != a_down:
+        same = (q_up and a_up) or (q_down and a_down)
+        return "yes" if same != negated else "no"
+    return "no" if negated else "yes"
+
+
 def answer_polarity(answer: str, question: str = "") -> tuple[str | None, bool]:
-    """(polarity, hard): 'yes'/'no' from an opening Yes/No (hard) or from the first sentence (soft)."""
+    """(polarity, hard): 'yes'/'no' from an explicit Yes/No (hard) or read off a verdict sentence (soft).
+
+    The verdict sentence is the last conclusion ("Therefore, ...", "Overall, ...") or else the first sentence
+    unless it is a preamble ("To determine ..., we need ..."). Reading it: a question about a direction ("has X
+    improved?") is answered by the sentence's direction words (flipped by a negation); otherwise a negation
+    means 'no'. No verdict sentence, or one not about the question, gives (None, False).
+    """
     a = answer.strip()
     if _YES_START.match(a):
         return "yes", True
     if _NO_START.match(a):
         return "no", True
-    first = next((s for s in _SENT.split(a) if s.strip()), "")
-    # "Based on ..., Yes/No" openings
-    m = re.search(r"(?:^|[,:;]\s*)(yes|no)\b[,.]", first, re.IGNORECASE)
+    sentences = [x.strip() for x in _SENT.split(a) if x.strip()]
+    if not sentences:
+        return None, False
+    conclusions = [x for x in sentences if _CONCLUSION.match(x)]
+    verdict = conclusions[-1] if conclusions else sentences[0]
+    m = _EXPLICIT.search(verdict) or (None if conclusions else _EXPLICIT.search(sentences[0]))
     if m:
         return ("yes" if m.group(1).lower() == "yes" else "no"), True
-    if not _YESNO_Q.match(question or ""):
+    if not conclusions and _PREAMBLE.match(verdict):
         return None, False
-    negated = bool(_NEGATION.search(first))
-    q_up, q_down = bool(_UP.search(question)), bool(_DOWN.search(question))
-    a_up, a_down = bool(_UP.search(first)), bool(_DOWN.search(first))
-    if q_up != q_down and (a_up != a_down):
-        same = (q_up and a_up) or (q_down and a_down)
-        pol = same != negated
-        return ("yes" if pol else "no"), False
-    return ("no" if negated else "yes"), False
+    if not _YESNO_Q.search(question or "") or _relevance(verdict, question) < RELEVANCE_MIN:
+        return None, False  # no yes/no question, or a sentence that is not about it (off-topic, filing text)
+    return _soft(verdict, question), False
 
 
 # ------------------------------------------------------------------------------------------------------ grade
 
+# a sentence that commits to an answer: a computed result, a conclusion, "the answer is"
+_COMMIT = re.compile(
+    r"(?:=|≈)\s*[-−~$€(]?\s*\d"
+    r"|^\W*(?:therefore|thus|hence|so|in\s+conclusion|in\s+summary|overall|to\s+summari[sz]e|as\s+a\s+result)\b"
+    r"|\b(?:the\s+)?answer\s+is\b|\bwe\s+can\s+(?:estimate|calculate|compute|infer|conclude|see)\b[^.]*\d",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|example|instance|hypothetical\w*|suppose|assum\w*|let['’]s\s+say|would\s+need|you\s+would|you\s+can"
+    r"|typically|generally|formula|would\s+be\s+calculated)\b",
+    re.IGNORECASE,
+)
 
-def _in_question(f: Figure, qfigs: list[Figure]) -> bool:
-    for q in qfigs:
-        if q.is_year:
+
+def _committed(answer: str) -> bool:
+    """Does some sentence without a refusal cue commit to a result (not a recipe, not a hypothetical)?"""
+    for sent in _SENT.split(answer):
+        if not sent.strip() or refusal_cue(sent, n_sentences=1) or _HYPOTHETICAL.search(sent):
             continue
-        qv = q.percent_value() if q.is_ratio_unit else q.value
-        fv = f.percent_value() if f.is_ratio_unit else f.value
-        if f.is_ratio_unit == q.is_ratio_unit and qv is not None and fv is not None:
-            if math.isclose(abs(qv), abs(fv), rel_tol=1e-9, abs_tol=1e-12):
-                return True
-            # a bare number in the question is scale-free: "3 year average" vs "3"
-            if math.isclose(abs(f.value / f.scale), abs(q.value / q.scale), rel_tol=1e-9) and not f.scale_explicit:
-                return True
+        if _COMMIT.search(sent.strip()):
+            return True
     return False
 
 
+def _in_question(f: Figure, qfigs: list[Figure]) -> bool:
+    for q in qfigs:
+        if q.is_year or f.is_ratio_unit != q.is_ratio_unit:
+            continue
+        qv = q.percent_value() if q.is_ratio_unit else q.value / q.scale
+        fv = f.percent_value() if f.is_ratio_unit else f.value / f.scale
+        if qv is not None and fv is not None and math.isclose(abs(qv), abs(fv), rel_tol=1e-9, abs_tol=1e-12):
+            return True
+    return False
+
+
+def _conclusion_figures(answer: str, afigs: list[Figure]) -> list[Figure]:
+    """Figures of the answer's last concluding sentence ("Therefore, ... is 1.73"), if it has one with figures."""
+    spans, pos = [], 0
+    for sent in _SENT.split(answer):
+        i = answer.find(sent, pos)
+        if i < 0:
+            continue
+        pos = i + len(sent)
+        if sent.strip() and (_CONCLUSION.match(sent.strip()) or re.search(r"\bthe\s+answer\s+is\b", sent, re.I)):
+            spans.append((i, pos))
+    for lo, hi in reversed(spans):
+        inside = [f for f in afigs if lo <= f.start < hi]
+        if inside:
+            return inside
+    return []
+
+
+def _same_kind(g: Figure, a: Figure) -> bool:
+    """Could ``a`` be a statement of the quantity ``g`` is (percent vs currency vs plain number)?"""
+    if g.is_ratio_unit or a.is_ratio_unit:
+        return g.is_ratio_unit and a.is_ratio_unit
+    return (g.currency is None) == (a.currency is None) and not a.is_year
+
+
 def _match_all(
-    gfigs: list[Figure], afigs: list[Figure], answer: str, tol: float
+    gfigs: list[Figure], afigs: list[Figure], tol: float
 ) -> tuple[list[tuple[Figure, Figure]], list[Figure], bool]:
     matched, unmatched, mismatch = [], [], False
     for g in gfigs:
         hit = None
         for a in afigs:
-            r = match_figure(g, a, answer, tol)
+            r = match_figure(g, a, tol)
             if r == "match":
                 hit = a
                 break
-            if r == "unit_mismatch":
-                mismatch = True
+            mismatch = mismatch or r == "unit_mismatch"
         if hit is not None:
             matched.append((g, hit))
         else:
@@ -304,10 +366,7 @@ def _match_all(
     return matched, unmatched, mismatch
 
 
-_ABSENCE_GOLD = re.compile(
-    r"^\W*(?:0(?:\.0+)?|none|zero|nil|there\s+(?:are|were|is|was)\s+(?:none|no)\b|no\s+\w+|not\s+applicable)",
-    re.IGNORECASE,
-)
+_FIRST_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n+")
 
 
 def grade(
@@ -317,7 +376,7 @@ def grade(
     *,
     lang: str | None = None,
     tol: float = REL_TOL,
-    recall_threshold: float = 0.5,
+    recall_threshold: float = RECALL_THRESHOLD,
     uncertain_band: float = 0.15,
     llm_grader: LLMGrader | None = None,
 ) -> GradeResult:
@@ -326,16 +385,22 @@ def grade(
     gold = "" if gold is None else str(gold).strip()
     answer = "" if answer is None else str(answer).strip()
     question = "" if question is None else str(question)
+    lang = lang or detect_number_lang(f"{gold}\n{answer}")
     q_scale = stated_scale(question)
     qfigs = extract_figures(question, lang)
-    gfigs = [f for f in extract_figures(gold, lang, q_scale) if not f.is_year]
+
+    g_pol = gold_polarity(gold)
+    body = _strip_polarity(gold) if g_pol else gold
+    parts = [p for p in _FIRST_SENT.split(body) if p.strip()]
+    key = parts[0] if parts else body  # the headline: later gold sentences explain it
+    gfigs_all = [f for f in extract_figures(body, lang, q_scale) if not f.is_year]
+    key_end = body.find(key) + len(key) if key else 0
+    gfigs = [f for f in gfigs_all if f.start < key_end]
     a_all = extract_figures(answer, lang, q_scale)
-    gold_in_q = [g for g in gfigs if _in_question(g, qfigs)]
-    afigs = [f for f in a_all if not f.is_year and (not _in_question(f, qfigs) or gold_in_q)]
-    g_pol = gold_polarity(gold) if _YESNO_Q.match(question) or not question else None
+    gold_in_q = any(_in_question(g, qfigs) for g in gfigs)
+    afigs = [f for f in a_all if not f.is_year and (gold_in_q or not _in_question(f, qfigs))]
     a_pol, hard = answer_polarity(answer, question) if g_pol else (None, False)
-    cue = refusal_cue(answer)
-    matched, unmatched, mismatch = _match_all(gfigs, afigs, answer, tol)
+    matched, unmatched, mismatch = _match_all(gfigs, afigs, tol)
     res = GradeResult(
         verdict="incorrect",
         method="numeric" if gfigs else "text",
@@ -345,17 +410,14 @@ def grade(
         gold_polarity=g_pol,
         answer_polarity=a_pol,
     )
-    gold_text_only = re.sub(r"[\W\d_]+", " ", gold).strip()
-    numeric_gold = bool(gfigs) and len(_content(gold_text_only) - _content(question)) <= 2
+    key_words = _content(re.sub(r"[\d.,%$€()-]+", " ", key), lang) - _content(question, lang)
+    numeric_gold = bool(gfigs) and len(key_words) <= 1
 
-    # 1. refusals: declining in the opening, with nothing that answers the question after it
+    # 1. refusals: a refusal cue and no committed answer
+    cue = refusal_cue(answer, n_sentences=10_000)
     if cue is not None:
-        if _ABSENCE_GOLD.match(gold) and not has_attempt(answer):
-            res.verdict, res.method = "correct", "refusal"
-            res.detail = f"gold says none/zero and the answer says it is not there ({cue!r})"
-            return res
-        answered = (gfigs and not unmatched) or (g_pol and hard and a_pol == g_pol)
-        if not answered and not (has_attempt(answer) and afigs):
+        answered = bool(gfigs and not unmatched) or bool(g_pol and hard and a_pol == g_pol)
+        if not answered and not _committed(answer):
             res.verdict, res.method, res.detail = "refusal", "refusal", f"refusal cue: {cue!r}"
             return res
 
@@ -365,16 +427,27 @@ def grade(
             res.verdict, res.detail = "incorrect", f"polarity {a_pol} vs gold {g_pol}" + ("" if hard else " (soft)")
             res.uncertain = not hard
             return _maybe_llm(res, gold, answer, question, llm_grader)
-        if mismatch and not matched:
-            res.verdict, res.unit_mismatch = "incorrect", True
-            res.detail = "polarity agrees but a gold figure is off by a power of 1,000"
+        contradicted = [g for g in unmatched if any(_same_kind(g, a) for a in afigs)]
+        if gfigs and not matched and contradicted:
+            res.verdict = "incorrect"
+            res.unit_mismatch = mismatch
+            res.detail = f"polarity {a_pol} agrees but the answer's figures differ from {[g.raw for g in contradicted]}"
             return res
         res.verdict, res.detail = "correct", f"polarity {a_pol} agrees" + ("" if hard else " (soft)")
         res.uncertain = not hard
         return res
 
-    # 3. gold with figures
-    if gfigs:
+    # 3. gold with figures in its headline
+    if gfigs and numeric_gold:
+        final = _conclusion_figures(answer, afigs)
+        if not unmatched and final:
+            f_matched, f_unmatched, _ = _match_all(gfigs, final, tol)
+            if f_unmatched and any(_same_kind(g, a) for g in f_unmatched for a in final):
+                res.detail = (
+                    f"gold figure(s) {[g.raw for g in f_unmatched]} appear only in the working; the conclusion "
+                    f"states {[a.raw for a in final]}"
+                )
+                return res
         if not unmatched:
             res.verdict, res.detail = "correct", f"all {len(gfigs)} gold figure(s) matched"
             return res
@@ -382,20 +455,16 @@ def grade(
             res.verdict, res.unit_mismatch = "incorrect", True
             res.detail = "answer is off by a power of 1,000"
             return res
-        if numeric_gold:
-            res.detail = f"{len(unmatched)} of {len(gfigs)} gold figure(s) unmatched: {[g.raw for g in unmatched]}"
-            return res
-        # mixed gold: figures plus words -> words decide, figures count as content
-        rec = content_recall(gold_text_only, answer, question)
-        share = (rec + len(matched)) / (1 + len(gfigs))
-        res.recall = rec
-        res.method = "text"
-        return _text_verdict(res, share, recall_threshold, uncertain_band, gold, answer, question, llm_grader)
+        res.detail = f"{len(unmatched)} of {len(gfigs)} gold figure(s) unmatched: {[g.raw for g in unmatched]}"
+        return res
 
-    # 4. free-text gold
-    rec = content_recall(gold, answer, question)
-    res.recall = rec
-    res.method = "text"
+    # 4. words decide; when the headline also has figures, matching them all lowers the bar for the words
+    rec = content_recall(re.sub(r"[\d.,%$€()-]+", " ", key), answer, question, lang)
+    res.recall, res.method = rec, "text"
+    if gfigs and not unmatched and rec >= MIXED_RECALL_MIN:
+        res.verdict, res.method = "correct", "numeric"
+        res.detail = f"all {len(gfigs)} headline figure(s) matched, content recall {rec:.2f}"
+        return res
     return _text_verdict(res, rec, recall_threshold, uncertain_band, gold, answer, question, llm_grader)
 
 

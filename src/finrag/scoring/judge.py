@@ -138,7 +138,9 @@ def _seg_of(segs: list[_Seg], passage: int, pos: int) -> int:
     return -1
 
 
-_HEDGE = re.compile(r"\b(?:approximately|approx\.?|about|around|roughly|nearly|almost|close to|some)\s+\S*$|~\s*\S*$", re.I)
+_HEDGE = re.compile(
+    r"\b(?:approximately|approx\.?|about|around|roughly|nearly|almost|close to|some)\s+\S*$|~\s*\S*$", re.I
+)
 
 
 def _norm_year(v: float) -> int:
@@ -548,18 +550,25 @@ _VERDICT_WORDS = [
     (r"contradict\w*|refut\w*|false|incorrect", "contradicted"),
     (r"supported|attributable|entail\w*|true|correct|yes\b", "supported"),
 ]
-_VERDICT_RE = re.compile("|".join(f"(?P<v{i}>{p})" for i, (p, _) in enumerate(_VERDICT_WORDS)), re.IGNORECASE)
+_VERDICT_RE = re.compile(
+    r"(?<![a-z])(?:" + "|".join(f"(?P<v{i}>{p})" for i, (p, _) in enumerate(_VERDICT_WORDS)) + ")",
+    re.IGNORECASE,
+)
+
+
+def split_verdict(text: str) -> tuple[str | None, str]:
+    """(verdict, reason): the first verdict word in a model's reply ("SUPPORTED - ...", "**Unsupported**") and
+    what follows it; (None, text) when there is none."""
+    m = _VERDICT_RE.search(text or "")
+    if not m:
+        return None, (text or "").strip()
+    verdict = next(v for i, (_, v) in enumerate(_VERDICT_WORDS) if m.group(f"v{i}"))
+    return verdict, re.sub(r"^[\W_]+", "", text[m.end() :]).strip()
 
 
 def parse_verdict(text: str) -> str | None:
-    """The first verdict word in a model's reply ("SUPPORTED - ...", "**Unsupported**"), or None."""
-    m = _VERDICT_RE.search(text or "")
-    if not m:
-        return None
-    for i, (_, v) in enumerate(_VERDICT_WORDS):
-        if m.group(f"v{i}"):
-            return v
-    return None
+    """The first verdict word in a model's reply, or None."""
+    return split_verdict(text)[0]
 
 
 def parse_numbered_verdicts(text: str, n: int) -> dict[int, tuple[str, str]]:
@@ -567,9 +576,8 @@ def parse_numbered_verdicts(text: str, n: int) -> dict[int, tuple[str, str]]:
     out: dict[int, tuple[str, str]] = {}
     for m in re.finditer(r"(?m)^\W*(?:claim\s*)?(\d{1,3})\s*[.):\]-]\s*(.+)$", text or "", re.IGNORECASE):
         k = int(m.group(1))
-        v = parse_verdict(m.group(2))
+        v, reason = split_verdict(m.group(2))
         if 1 <= k <= n and v and k not in out:
-            reason = re.sub(r"^\W*\w+\W*\s*", "", m.group(2), count=1).strip()
             out[k] = (v, reason[:300])
     return out
 
@@ -645,14 +653,15 @@ class LLMJudge(BaseJudge):
 
     def _one(self, claim: str, passages: Sequence[str], claim_id: str) -> ClaimVerdict:
         text, key = self._call([claim], passages)
-        v = parse_verdict(text)
+        v, reason = split_verdict(text)
         detail = {"method": "llm", "cache_key": key, "raw": text[:500], "batched": False}
         if v is None:
             self.stats["parse_failures"] += 1
             detail["parse_failed"] = True
             v = "unsupported"
-        reason = re.sub(r"^\W*\w+\W*\s*", "", text.strip(), count=1)[:300]
-        return ClaimVerdict(claim_id=claim_id, verdict=v, judge=self.name, evidence=reason, detail=detail)
+        return ClaimVerdict(
+            claim_id=claim_id, verdict=v, judge=self.name, evidence=reason[:300], detail=detail
+        )
 
     def judge(self, claim: str, passages: Sequence[str], claim_id: str = "") -> ClaimVerdict:
         return self._one(claim, list(passages), claim_id)

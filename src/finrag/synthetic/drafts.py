@@ -84,13 +84,19 @@ class SectionDraft:
         units = [Unit(s) if isinstance(s, str) else Unit(s[0], self.key(s[1])) for s in sentences]
         self.blocks.append(Block(units, " "))
 
-    def table(self, header: list[str], rows: list[tuple[list[str], str | None]]) -> None:
-        """A pipe table (header, alignment row, body rows); pending table footnotes follow as their own block."""
+    def table(
+        self, header: list[str], rows: list[tuple[list[str], str | None]], numeric: set[int] | None = None
+    ) -> None:
+        """A pipe table (header, alignment row, body rows); pending table footnotes follow as their own block.
+
+        ``numeric``: the columns aligned right (default: all but the first)."""
+        numeric = set(range(1, len(header))) if numeric is None else numeric
 
         def line(cells: list[str]) -> str:
             return "| " + " | ".join(cells) + " |"
 
-        units = [Unit(line(header)), Unit(line(["---"] + ["---:"] * (len(header) - 1)))]
+        rule = ["---:" if i in numeric else "---" for i in range(len(header))]
+        units = [Unit(line(header)), Unit(line(rule))]
         units += [Unit(line(cells), self.key(name) if name else None) for cells, name in rows]
         self.blocks.append(Block(units, "\n"))
         if self._table_notes:
@@ -99,7 +105,9 @@ class SectionDraft:
 
     def close(self) -> None:
         if self._table_notes:
-            raise ValueError(f"{self.doc_id} / {self.title}: table footnotes registered but no table followed")
+            raise ValueError(
+                f"{self.doc_id} / {self.title}: table footnotes registered but no table followed"
+            )
         if self._end_notes:
             self.blocks.append(Block(self._end_notes, "\n"))
             self._end_notes = []

@@ -47,7 +47,9 @@ class SyntheticQuestion(BaseModel):
     kind: SyntheticKind
     answer: str  # gold answer in Spanish ("No consta ..." for no_respondible)
     gold_figures: list[float] = Field(default_factory=list)  # must all appear in a correct answer
-    support_figures: list[float] = Field(default_factory=list)  # inputs of a calculation: allowed, not required
+    support_figures: list[float] = Field(
+        default_factory=list
+    )  # inputs of a calculation: allowed, not required
     unit: str = ""  # "millones de euros", "%", "veces", ...
     gold_passages: list[GoldPassage] = Field(default_factory=list)
     doc_ids: list[str] = Field(default_factory=list)

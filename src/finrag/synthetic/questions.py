@@ -32,21 +32,44 @@ DEFAULT_SHARES: dict[str, float] = {
 # metric -> (question template, True when the larger value "wins")
 COMPARISONS: dict[str, tuple[str, bool]] = {
     "ingresos": ("¿Qué compañía obtuvo más ingresos en {Y}, {a} o {b}, y cuánto ingresó cada una?", True),
-    "deuda": ("¿Qué compañía tenía una deuda financiera neta mayor al cierre de {Y}, {a} o {b}, y de cuánto era la "
-              "de cada una?", True),
-    "dpa": ("¿Qué compañía propone un dividendo por acción mayor con cargo a {Y}, {a} o {b}, y de cuánto es el de "
-            "cada una?", True),
-    "plantilla": ("¿Qué compañía tenía más empleados al cierre de {Y}, {a} o {b}, y cuántos tenía cada una?", True),
-    "alcance1": ("¿Qué compañía registró más emisiones de alcance 1 en {Y}, {a} o {b}, y cuántas registró cada una?",
-                 True),
-    "consejeros": ("¿Qué consejo de administración es más numeroso, el de {a} o el de {b}, y cuántos consejeros "
-                   "tiene cada uno?", True),
-    "ter": ("¿Qué fondo tiene menores gastos corrientes en su clase EUR (Acc), {a} o {b}, y cuáles son los de cada "
-            "uno?", False),
-    "patrimonio": ("¿Qué fondo tenía más patrimonio al cierre de {Y}, {a} o {b}, y cuánto tenía cada uno?", True),
-    "irr": ("¿Qué producto tiene un indicador resumido de riesgo más alto en su documento de datos fundamentales, "
-            "{a} o {b}, y cuál es el de cada uno?", True),
-}  # fmt: skip
+    "deuda": (
+        "¿Qué compañía tenía una deuda financiera neta mayor al cierre de {Y}, {a} o {b}, y de cuánto era la "
+        "de cada una?",
+        True,
+    ),
+    "dpa": (
+        "¿Qué compañía propone un dividendo por acción mayor con cargo a {Y}, {a} o {b}, y de cuánto es el de "
+        "cada una?",
+        True,
+    ),
+    "plantilla": (
+        "¿Qué compañía tenía más empleados al cierre de {Y}, {a} o {b}, y cuántos tenía cada una?",
+        True,
+    ),
+    "alcance1": (
+        "¿Qué compañía registró más emisiones de alcance 1 en {Y}, {a} o {b}, y cuántas registró cada una?",
+        True,
+    ),
+    "consejeros": (
+        "¿Qué consejo de administración es más numeroso, el de {a} o el de {b}, y cuántos consejeros "
+        "tiene cada uno?",
+        True,
+    ),
+    "ter": (
+        "¿Qué fondo tiene menores gastos corrientes en su clase EUR (Acc), {a} o {b}, y cuáles son los de cada "
+        "uno?",
+        False,
+    ),
+    "patrimonio": (
+        "¿Qué fondo tenía más patrimonio al cierre de {Y}, {a} o {b}, y cuánto tenía cada uno?",
+        True,
+    ),
+    "irr": (
+        "¿Qué producto tiene un indicador resumido de riesgo más alto en su documento de datos fundamentales, "
+        "{a} o {b}, y cuál es el de cada uno?",
+        True,
+    ),
+}
 
 NOT_STATED = "No consta en los documentos del corpus"
 
@@ -119,40 +142,90 @@ def unanswerable_candidates(draft: CorpusDraft) -> list[Candidate]:
 
     all_segments = [(c.name, s) for c in draft.companies for s in c.segments]
     for c in draft.companies:
-        add("rating", f"¿Qué calificación crediticia otorga S&P Global a la deuda de {c.name}?",
+        add(
+            "rating",
+            f"¿Qué calificación crediticia otorga S&P Global a la deuda de {c.name}?",
             f"ningún documento indica la calificación crediticia de {c.name}",
-            ["calificación crediticia", "S&P", "rating"], [], c.name)  # fmt: skip
-        add("alcance3", f"¿Cuántas toneladas de CO2 equivalente de alcance 3 emitió {c.name} en {Y}?",
-            f"{c.name} no informa de emisiones de alcance 3", ["alcance 3"], [], c.name)  # fmt: skip
-        add("anio", f"¿Cuál fue el EBITDA ajustado de {c.name} en {Y - 3}?",
-            f"los documentos de {c.name} solo cubren {Y - 1} y {Y}", [str(Y - 3)], c.doc_ids, c.name)  # fmt: skip
-        add("opciones", f"¿Cuántas opciones sobre acciones se concedieron al consejero delegado de {c.name} en {Y}?",
-            "el informe no detalla planes de opciones sobre acciones", ["opciones sobre acciones", "stock options"],
-            c.doc_ids, c.name)  # fmt: skip
+            ["calificación crediticia", "S&P", "rating"],
+            [],
+            c.name,
+        )
+        add(
+            "alcance3",
+            f"¿Cuántas toneladas de CO2 equivalente de alcance 3 emitió {c.name} en {Y}?",
+            f"{c.name} no informa de emisiones de alcance 3",
+            ["alcance 3"],
+            [],
+            c.name,
+        )
+        add(
+            "anio",
+            f"¿Cuál fue el EBITDA ajustado de {c.name} en {Y - 3}?",
+            f"los documentos de {c.name} solo cubren {Y - 1} y {Y}",
+            [str(Y - 3)],
+            c.doc_ids,
+            c.name,
+        )
+        add(
+            "opciones",
+            f"¿Cuántas opciones sobre acciones se concedieron al consejero delegado de {c.name} en {Y}?",
+            "el informe no detalla planes de opciones sobre acciones",
+            ["opciones sobre acciones", "stock options"],
+            c.doc_ids,
+            c.name,
+        )
         missing = [r for r in REGIONS if r not in c.regions]
         if missing:
             r = missing[0]
-            add("region", f"¿Cuántos empleados tenía {c.name} en {r} al cierre de {Y}?",
-                f"{c.name} no desglosa plantilla en {r}", [r], c.doc_ids, c.name)  # fmt: skip
+            add(
+                "region",
+                f"¿Cuántos empleados tenía {c.name} en {r} al cierre de {Y}?",
+                f"{c.name} no desglosa plantilla en {r}",
+                [r],
+                c.doc_ids,
+                c.name,
+            )
         foreign = [s for name, s in all_segments if name != c.name]
         if foreign:
             seg = foreign[len(c.name) % len(foreign)]
-            add("segmento", f"¿Qué EBITDA obtuvo el segmento {seg} de {c.name} en {Y}?",
-                f"{c.name} no tiene un segmento {seg}", [seg], c.doc_ids, c.name)  # fmt: skip
+            add(
+                "segmento",
+                f"¿Qué EBITDA obtuvo el segmento {seg} de {c.name} en {Y}?",
+                f"{c.name} no tiene un segmento {seg}",
+                [seg],
+                c.doc_ids,
+                c.name,
+            )
         if not c.has_note:
-            add("sin_nota", f"¿Qué precio objetivo fija la nota de análisis sobre {c.name}?",
-                f"el corpus no contiene ninguna nota de análisis sobre {c.name}", ["precio objetivo"], c.doc_ids,
-                c.name)  # fmt: skip
+            add(
+                "sin_nota",
+                f"¿Qué precio objetivo fija la nota de análisis sobre {c.name}?",
+                f"el corpus no contiene ninguna nota de análisis sobre {c.name}",
+                ["precio objetivo"],
+                c.doc_ids,
+                c.name,
+            )
     for f in draft.funds:
         for cls in HEDGED:
             if cls not in f.classes:
-                add("clase", f"¿Cuáles son los gastos corrientes de la clase {cls} de {f.name}?",
-                    f"{f.name} no tiene una clase {cls}", [cls], f.doc_ids, f.name)  # fmt: skip
+                add(
+                    "clase",
+                    f"¿Cuáles son los gastos corrientes de la clase {cls} de {f.name}?",
+                    f"{f.name} no tiene una clase {cls}",
+                    [cls],
+                    f.doc_ids,
+                    f.name,
+                )
                 break
         if not f.has_kid:
-            add("sin_kid", f"¿Qué indicador resumido de riesgo asigna el documento de datos fundamentales de {f.name}?",
+            add(
+                "sin_kid",
+                f"¿Qué indicador resumido de riesgo asigna el documento de datos fundamentales de {f.name}?",
                 f"el corpus no contiene el documento de datos fundamentales de {f.name}",
-                ["indicador resumido de riesgo", "clase de riesgo"], f.doc_ids, f.name)  # fmt: skip
+                ["indicador resumido de riesgo", "clase de riesgo"],
+                f.doc_ids,
+                f.name,
+            )
     return out
 
 
@@ -241,8 +314,10 @@ def build_questions(
     for kind in KINDS:
         pool, n = pools[kind], targets[kind]
         if len(pool) < n:
-            raise ValueError(f"synthetic corpus too small: {len(pool)} '{kind}' candidates for {n} questions "
-                             "(raise n_companies / n_etfs or lower n_questions)")  # fmt: skip
+            raise ValueError(
+                f"synthetic corpus too small: {len(pool)} '{kind}' candidates for {n} questions "
+                "(raise n_companies / n_etfs or lower n_questions)"
+            )
         chosen += _stratified(pool, n, rng) if kind == "no_respondible" else rng.sample(pool, n)
     rng.shuffle(chosen)
     seen: set[str] = set()

@@ -53,9 +53,65 @@ _ABSTAIN_RE = re.compile(
 )
 
 _STOP = frozenset(
-    "a al ante con de del el en entre es esta este fue la las lo los para por que qué se sin su sus un una uno "
-    "unos y o u cual cuál cuales cuáles cuanto cuánto cuanta cuánta cuantos cuántos cuantas cuántas como cómo "
-    "ha han the of in and to is what which how".split()
+    [
+        "a",
+        "al",
+        "ante",
+        "con",
+        "de",
+        "del",
+        "el",
+        "en",
+        "entre",
+        "es",
+        "esta",
+        "este",
+        "fue",
+        "la",
+        "las",
+        "lo",
+        "los",
+        "para",
+        "por",
+        "que",
+        "qué",
+        "se",
+        "sin",
+        "su",
+        "sus",
+        "un",
+        "una",
+        "uno",
+        "unos",
+        "y",
+        "o",
+        "u",
+        "cual",
+        "cuál",
+        "cuales",
+        "cuáles",
+        "cuanto",
+        "cuánto",
+        "cuanta",
+        "cuánta",
+        "cuantos",
+        "cuántos",
+        "cuantas",
+        "cuántas",
+        "como",
+        "cómo",
+        "ha",
+        "han",
+        "the",
+        "of",
+        "in",
+        "and",
+        "to",
+        "is",
+        "what",
+        "which",
+        "how",
+    ]
 )
 
 
@@ -179,7 +235,9 @@ def faithfulness(
     pool = [f.value for t in context for f in ext(t)] + [f.value for f in ext(q.question)]
     fact_tol, gold_tol = _tols(q, p)
     derived: list[float] = []
-    if q.kind == "calculo" and all(any(values_match(c, s, **fact_tol) for c in pool) for s in q.support_figures):
+    if q.kind == "calculo" and all(
+        any(values_match(c, s, **fact_tol) for c in pool) for s in q.support_figures
+    ):
         derived = list(q.gold_figures)
     ungrounded = [
         f.value
@@ -223,7 +281,12 @@ def question_coverage(q: SyntheticQuestion, chunks: Sequence[Chunk], min_fractio
     """How many of the question's gold passages the chunks retrieve; ``all`` is the headline measure."""
     hits = [passage_retrieved(p, chunks, min_fraction) for p in q.gold_passages]
     n = len(hits)
-    return {"n_gold": n, "n_hit": sum(hits), "all": n > 0 and all(hits), "frac": (sum(hits) / n) if n else 0.0}
+    return {
+        "n_gold": n,
+        "n_hit": sum(hits),
+        "all": n > 0 and all(hits),
+        "frac": (sum(hits) / n) if n else 0.0,
+    }
 
 
 def citation_precision(
@@ -247,7 +310,11 @@ def _fold(text: str) -> str:
 
 
 def _terms(text: str) -> set[str]:
-    return {t for t in re.findall(r"\w+", _fold(strip_markers(text))) if t not in _STOP and (len(t) > 1 or t.isdigit())}
+    return {
+        t
+        for t in re.findall(r"\w+", _fold(strip_markers(text)))
+        if t not in _STOP and (len(t) > 1 or t.isdigit())
+    }
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÁÉÍÓÚÑ¿¡])")
@@ -261,7 +328,9 @@ def candidate_lines(body: str) -> list[str]:
         s = line.strip()
         if not s or s.startswith("#") or re.fullmatch(r"\|?[\s:|-]+\|?", s):
             continue
-        out.extend(x.strip() for x in _SENTENCE_END.split(s) if x.strip()) if not s.startswith("|") else out.append(s)
+        out.extend(x.strip() for x in _SENTENCE_END.split(s) if x.strip()) if not s.startswith(
+            "|"
+        ) else out.append(s)
     return out
 
 
@@ -300,7 +369,11 @@ def extractive_answers(
     if best is None:
         return {"mejor_chunk": "", "mejor_linea": "", "primera_cifra": ""}
     line = best_line(best.body, q.question, extract)
-    return {"mejor_chunk": best.body, "mejor_linea": line, "primera_cifra": first_figure(line, q.question, extract)}
+    return {
+        "mejor_chunk": best.body,
+        "mejor_linea": line,
+        "primera_cifra": first_figure(line, q.question, extract),
+    }
 
 
 # ------------------------------------------------------------------------------------------------ abstention
@@ -330,8 +403,10 @@ def _check_gold(questions: Sequence[SyntheticQuestion], pages: Sequence[Page]) -
         for g in q.gold_passages:
             text = by_key.get((g.doc_id, g.page))
             if text is None or text[g.start : g.end] != g.text:
-                raise ValueError(f"{q.qid}: gold passage {g.doc_id} p{g.page} [{g.start}:{g.end}] does not match "
-                                 "the pages given (corpus and questions from different generations?)")  # fmt: skip
+                raise ValueError(
+                    f"{q.qid}: gold passage {g.doc_id} p{g.page} [{g.start}:{g.end}] does not match "
+                    "the pages given (corpus and questions from different generations?)"
+                )
 
 
 def _rate(records: list[dict], key: str) -> dict:
@@ -390,7 +465,9 @@ def run_synthetic_study(
             rec[f"{name}.lenient"] = sc["lenient"]
             rec[f"{name}.faithful"] = faithfulness(text, [best.body] if best else [], q, p, ext)["faithful"]
             if name == "mejor_chunk":
-                rec["mejor_chunk.citation_precision"] = citation_precision([best] if best else [], q.gold_passages, minf)
+                rec["mejor_chunk.citation_precision"] = citation_precision(
+                    [best] if best else [], q.gold_passages, minf
+                )
         per_q.append(rec)
 
     answerable = [r for r in per_q if r["answerable"]]
@@ -422,7 +499,9 @@ def run_synthetic_study(
             r["mejor_linea+abstencion.lenient"] = (not q.answerable) if declines else r["mejor_linea.lenient"]
     roc = {**roc, "threshold_used": threshold, "threshold_source": threshold_source}
 
-    names = ["mejor_chunk", "mejor_linea", "primera_cifra"] + (["mejor_linea+abstencion"] if threshold is not None else [])
+    names = ["mejor_chunk", "mejor_linea", "primera_cifra"] + (
+        ["mejor_linea+abstencion"] if threshold is not None else []
+    )
     baselines = {}
     for name in names:
         baselines[name] = {
@@ -430,7 +509,9 @@ def run_synthetic_study(
             "lenient": _rate(per_q, f"{name}.lenient"),
             "strict_answerable": _rate(answerable, f"{name}.strict"),
             "lenient_answerable": _rate(answerable, f"{name}.lenient"),
-            "strict_by_kind": {kd: _rate([r for r in per_q if r["kind"] == kd], f"{name}.strict") for kd in KINDS},
+            "strict_by_kind": {
+                kd: _rate([r for r in per_q if r["kind"] == kd], f"{name}.strict") for kd in KINDS
+            },
         }
         if per_q and f"{name}.faithful" in per_q[0]:
             baselines[name]["faithful"] = _rate(per_q, f"{name}.faithful")
