@@ -2,7 +2,8 @@
 
 Six calls (3 questions x 2 prompt styles, 5 passages each) with the packaged Qwen2.5-Coder-0.5B Q4_K_M GGUF:
 
-  default    Llama(model_path, n_ctx) with every other setting left at its default, calls in the order a plain
+  default    Llama(model_path, n_ctx) with every other setting left at its default (but use_extra_bufts off, which
+             this machine needs to run at all), calls in the order a plain
              script nests them (for style: for question), so consecutive prompts share only the system prompt.
   optimised  finrag's LlamaCppBackend (n_threads = n_threads_batch = 2, n_batch 512), calls ordered question ->
              style so the 2nd style of a question reuses system + passages from the KV cache (prompts.py).
@@ -24,7 +25,7 @@ import time
 
 from finrag.config import mirror_dir
 from finrag.llm.backends import LlamaCppBackend
-from finrag.llm.local_model import import_llama_cpp, packaged_gguf
+from finrag.llm.local_model import import_llama_cpp, model_params_override, packaged_gguf
 from finrag.llm.prompts import render
 
 STYLES = ("plain", "decline")
@@ -142,7 +143,10 @@ def main() -> None:
 
     results = {}
     t = time.perf_counter()
-    default = llama_cpp.Llama(model_path=str(path), n_ctx=args.n_ctx, verbose=False)
+    # The only non-default: extra weight buffers off, without which llama.cpp dies (SIGILL) on VMs that
+    # advertise AMX without enabling it (see finrag.llm.local_model.model_params_override).
+    with model_params_override(llama_cpp, use_extra_bufts=False):
+        default = llama_cpp.Llama(model_path=str(path), n_ctx=args.n_ctx, verbose=False)
     load_default = time.perf_counter() - t
     results["default"] = run(llama_cpp, default, style_major, args.max_tokens)
     del default

@@ -37,7 +37,12 @@ def test_attributionbench_counts_and_balance(mirror):
     assert ld.n_source == len(ld.items) == 1198
     assert ld.excluded == {}
     assert Counter(i.human for i in ld.items) == {"supported": 599, "unsupported": 599}
-    assert set(Counter(i.subset for i in ld.items)) == {"ExpertQA", "Stanford-GenSearch", "LFQA", "AttributedQA"}
+    assert set(Counter(i.subset for i in ld.items)) == {
+        "ExpertQA",
+        "Stanford-GenSearch",
+        "LFQA",
+        "AttributedQA",
+    }
     assert len({i.item_id for i in ld.items}) == 1198
 
 
@@ -54,7 +59,11 @@ def test_expertqa_url_only_evidence_excluded_and_counted(mirror):
     # the "[n] URL" head is gone and every kept passage has text
     for it in ld.items:
         for p in it.passages:
-            assert p.strip() and not re.match(r"\s*\[\d+\]\s*(?:https?://|www\.)", p) and not p.startswith("http")
+            assert (
+                p.strip()
+                and not re.match(r"\s*\[\d+\]\s*(?:https?://|www\.)", p)
+                and not p.startswith("http")
+            )
     groups = Counter(i.group_id for i in ld.items)
     assert max(groups.values()) > 1  # answers hold several claims: answer-level agreement is possible
 
@@ -136,7 +145,12 @@ def test_sample_stratified_is_proportional_and_reproducible():
     assert [i.item_id for i in a] != [i.item_id for i in c]
     assert len(a) == 50 and len({i.item_id for i in a}) == 50
     cnt = Counter((i.subset, i.human) for i in a)
-    quota = {("s", "supported"): 15, ("s", "unsupported"): 10, ("t", "supported"): 7.5, ("t", "unsupported"): 17.5}
+    quota = {
+        ("s", "supported"): 15,
+        ("s", "unsupported"): 10,
+        ("t", "supported"): 7.5,
+        ("t", "unsupported"): 17.5,
+    }
     assert all(abs(cnt[k] - q) <= 0.5 for k, q in quota.items())
     assert sample_stratified(items, 1000) == items
     assert sample_stratified(items, 0) == []

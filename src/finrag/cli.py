@@ -38,9 +38,12 @@ def parse(path: Annotated[Path, typer.Argument(help="a PDF or an EDGAR HTML fili
 def report(check: Annotated[bool, typer.Option("--check", help="fail if documents disagree with results/")] = False):
     """Render README.md / TECHNICAL_REPORT.md sections from results/ (or check them)."""
     from finrag.config import repo_root
-    from finrag.report.render import run
+    from finrag.report.render import RenderError, run
 
-    results = run(repo_root(), check=check)
+    try:
+        results = run(repo_root(), check=check)
+    except RenderError as exc:
+        _fail(f"report: {exc}", code=1)
     bad = [r for r in results if not r.ok]
     for r in bad:
         typer.echo(r.diff or r.document, err=True)

@@ -88,6 +88,9 @@ class Question(Record):
     available: bool = True  # are all its documents in the corpus?
     unavailable_reason: str = ""
     justification: str = ""
+    # trick questions: "answer" | "decline" | "flag_false_premise" ("" = a plain question to answer)
+    expected_behaviour: str = ""
+    premise_figures: list[str] = Field(default_factory=list)  # made-up figures a false-premise question uses
 
 
 class Passage(Record):

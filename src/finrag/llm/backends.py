@@ -618,6 +618,8 @@ class LlamaCppBackend(Backend):
     KV cache (llama-cpp-python does this in `generate`); order calls so system prompt + passages repeat (see
     prompts.py). `ram_cache_mb` > 0 also keeps KV states of earlier prefixes (LlamaRAMCache) for interleaved
     orders. The weights are verified (sha256) before loading; the seed is set per call from decoding.
+    `extra_bufts` (llama.cpp's AMX / repacked weight buffers) is off by default: a VM that advertises AMX
+    without enabling it dies with SIGILL on the AMX path (see local_model.model_params_override).
     """
 
     name = "llamacpp"
@@ -633,6 +635,7 @@ class LlamaCppBackend(Backend):
         n_batch: int = 512,
         ram_cache_mb: int = 0,
         chat_format: str | None = None,
+        extra_bufts: bool = False,
         verbose: bool = False,
     ):
         from finrag.llm import local_model
@@ -647,6 +650,7 @@ class LlamaCppBackend(Backend):
         self.n_ctx, self.n_threads, self.n_batch = int(n_ctx), int(n_threads), int(n_batch)
         self.ram_cache_mb = int(ram_cache_mb)
         self.chat_format = chat_format
+        self.extra_bufts = bool(extra_bufts)
         self.verbose = verbose
         self._llm = None
 
@@ -671,15 +675,16 @@ class LlamaCppBackend(Backend):
             path = local_model.packaged_gguf()
         else:
             path = local_model.verify_gguf(self.model_path, self._sha)
-        self._llm = llama_cpp.Llama(
-            model_path=str(path),
-            n_ctx=self.n_ctx,
-            n_threads=self.n_threads,
-            n_threads_batch=self.n_threads,
-            n_batch=self.n_batch,
-            chat_format=self.chat_format,
-            verbose=self.verbose,
-        )
+        with local_model.model_params_override(llama_cpp, use_extra_bufts=self.extra_bufts):
+            self._llm = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                n_batch=self.n_batch,
+                chat_format=self.chat_format,
+                verbose=self.verbose,
+            )
         if self.ram_cache_mb > 0:
             self._llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=self.ram_cache_mb << 20))
         return self._llm

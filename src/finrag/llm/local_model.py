@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
@@ -42,6 +44,30 @@ def import_llama_cpp():
             "or replay the response cache"
         ) from None
     return llama_cpp
+
+
+@contextmanager
+def model_params_override(llama_cpp, **fields) -> Iterator[None]:
+    """Set llama_model_params fields that `llama_cpp.Llama(...)` does not expose, for the Llama built inside.
+
+    Used for use_extra_bufts=False: llama.cpp built with -march=native on a CPU that advertises AMX repacks the
+    weights for AMX tiles, and a VM that lists AMX without enabling it (as here: `tilezero` -> SIGILL) kills the
+    process on the first prompt batch. Turning extra buffer types off keeps the plain AVX-512/AVX2 kernels.
+    """
+    low = llama_cpp.llama_cpp
+    original = low.llama_model_default_params
+
+    def patched():
+        p = original()
+        for k, v in fields.items():
+            setattr(p, k, v)
+        return p
+
+    low.llama_model_default_params = patched
+    try:
+        yield
+    finally:
+        low.llama_model_default_params = original
 
 
 def packaged_parts() -> list[Path]:

@@ -84,9 +84,16 @@ def _env() -> Environment:
     return env
 
 
+class RenderError(RuntimeError):
+    """A template could not be rendered from results/ (a key missing or of the wrong type)."""
+
+
 def render_section(name: str, results: dict) -> str:
     template = _env().get_template(f"{name}.md.j2")
-    body = template.render(results=results, **results)
+    try:
+        body = template.render(results=results, **results)
+    except Exception as exc:  # noqa: BLE001 - reported as one line naming the section
+        raise RenderError(f"section '{name}': {type(exc).__name__}: {exc}") from exc
     return body if body.endswith("\n") else body + "\n"
 
 

@@ -48,6 +48,7 @@ REL_TOL = 0.01
 ROUNDING_CAP = 0.05
 RECALL_THRESHOLD = 0.4  # content-word recall for a free-text gold (calibrated on FinanceBench's human labels)
 RELEVANCE_MIN = 0.3
+NAME_WEIGHT = 2.0
 MIXED_RECALL_MIN = 0.25  # a gold of words + figures: all figures matched and at least this content recall  # share of the question's content words an opening needs before its polarity is read  # a rounding-based match may not be further off than this (relative)
 POWERS = (1e3, 1e6, 1e-3, 1e-6)
 
@@ -161,33 +162,51 @@ _COMPOUNDS = [(re.compile(r"\bcash\s*-?\s*flows?\b", re.I), "cashflow"), (re.com
 _STEMMERS = {"en": snowballstemmer.stemmer("english"), "es": snowballstemmer.stemmer("spanish")}
 
 
-def _content(text: str, lang: str = "en") -> set[str]:
-    """Stemmed content words (Snowball), stop words and one-letter tokens dropped."""
+def _tokens(text: str, lang: str = "en") -> list[tuple[str, bool]]:
+    """(stem, is_name) for each content word; a name is capitalised mid-sentence or an acronym ("China", "EPYC")."""
     t = text or ""
     for rx, rep in _COMPOUNDS:
         t = rx.sub(rep, t)
-    words = [w.lower().split("'")[0] for w in _WORD.findall(t)]
     key = "es" if lang == "es" else "en"
     stem, stop = _STEMMERS[key], _STOPS[key]
-    return {stem.stemWord(w) for w in words if w not in stop and len(w) > 1}
+    out = []
+    for m in _WORD.finditer(t):
+        raw = m.group(0).split("'")[0]
+        w = raw.lower()
+        if w in stop or len(w) < 2:
+            continue
+        before = t[max(0, m.start() - 2) : m.start()]
+        sentence_start = m.start() == 0 or bool(re.search(r"[.!?:\n]\s*$|^\s*$", before))
+        is_name = (raw[:1].isupper() and not sentence_start) or (raw.isupper() and len(raw) >= 2)
+        out.append((stem.stemWord(w), is_name))
+    return out
+
+
+def _content(text: str, lang: str = "en") -> set[str]:
+    """Stemmed content words (Snowball), stop words and one-letter tokens dropped."""
+    return {s for s, _ in _tokens(text, lang)}
 
 
 def content_recall(gold: str, answer: str, question: str = "", lang: str = "en") -> float:
-    """Share of the gold's content words (stemmed; not stop words, not words of the question) in the answer.
+    """Weighted share of the gold's content words (stemmed; not stop words, not words of the question) found in
+    the answer; names (capitalised mid-sentence, acronyms) weigh twice, because they carry the answer.
 
     When the gold adds fewer than two words to the question (a choice question: "which of operations, investing,
     financing ..." -> "Operations"), all its words count, but they must appear in the answer's opening sentences,
     where the answer states its choice.
     """
-    g = _content(gold, lang)
+    weights: dict[str, float] = {}
+    for st, is_name in _tokens(gold, lang):
+        weights[st] = max(weights.get(st, 1.0), NAME_WEIGHT if is_name else 1.0)
     q = _content(question, lang)
-    g_only = g - q
+    g_only = {w: v for w, v in weights.items() if w not in q}
     if len(g_only) >= 2:
-        return len(g_only & _content(answer, lang)) / len(g_only)
-    if not g:
+        target, pool = g_only, _content(answer, lang)
+    elif weights:
+        target, pool = weights, _content(" ".join(_SENT.split(answer.strip())[:2]), lang)
+    else:
         return 1.0
-    head = " ".join(_SENT.split(answer.strip())[:2])
-    return len(g & _content(head, lang)) / len(g)
+    return sum(v for w, v in target.items() if w in pool) / sum(target.values())
 
 
 # --------------------------------------------------------------------------------------------------- polarity
@@ -274,7 +293,7 @@ def answer_polarity(answer: str, question: str = "") -> tuple[str | None, bool]:
     sentences = [x.strip() for x in _SENT.split(a) if x.strip()]
     if not sentences:
         return None, False
-    conclusions = [x for x in sentences if _CONCLUSION.match(x)]
+    conclusions = [x for x in sentences if _CONCLUSION.match(x) and _relevance(x, question) >= RELEVANCE_MIN]
     verdict = conclusions[-1] if conclusions else sentences[0]
     m = _EXPLICIT.search(verdict) or (None if conclusions else _EXPLICIT.search(sentences[0]))
     if m:
@@ -324,16 +343,15 @@ def _in_question(f: Figure, qfigs: list[Figure]) -> bool:
 
 
 def _conclusion_figures(answer: str, afigs: list[Figure]) -> list[Figure]:
-    """Figures of the answer's last concluding sentence ("Therefore, ... is 1.73"), if it has one with figures."""
+    """Figures of the answer's closing statement: the last sentence with figures, if among the last two."""
     spans, pos = [], 0
     for sent in _SENT.split(answer):
         i = answer.find(sent, pos)
-        if i < 0:
+        if i < 0 or not sent.strip():
             continue
         pos = i + len(sent)
-        if sent.strip() and (_CONCLUSION.match(sent.strip()) or re.search(r"\bthe\s+answer\s+is\b", sent, re.I)):
-            spans.append((i, pos))
-    for lo, hi in reversed(spans):
+        spans.append((i, pos))
+    for lo, hi in spans[-2:][::-1]:
         inside = [f for f in afigs if lo <= f.start < hi]
         if inside:
             return inside
@@ -439,7 +457,7 @@ def grade(
 
     # 3. gold with figures in its headline
     if gfigs and numeric_gold:
-        final = _conclusion_figures(answer, afigs)
+        final = _conclusion_figures(answer, afigs) if len(gfigs) == 1 else []
         if not unmatched and final:
             f_matched, f_unmatched, _ = _match_all(gfigs, final, tol)
             if f_unmatched and any(_same_kind(g, a) for g in f_unmatched for a in final):

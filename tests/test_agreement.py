@@ -1,0 +1,153 @@
+"""Judge-vs-human and judge-vs-judge agreement: the statistics against scikit-learn, grouping, sampling."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from finrag.agreement import (
+    agreement_sample,
+    ai_vs_ai,
+    evaluate_judge_on,
+    judge_items,
+    sample_groups,
+    summary_table,
+)
+from finrag.contracts import ClaimVerdict, LabelledClaim
+from finrag.humanlabels import Loaded, load_findver
+from finrag.scoring.judge import BaseJudge, NumericJudge
+
+
+class ScriptedJudge(BaseJudge):
+    """Returns the verdict written after '->' in the claim text (a judge whose answers the test controls)."""
+
+    name = "scripted"
+
+    def judge(self, claim, passages, claim_id=""):
+        return ClaimVerdict(claim_id=claim_id, verdict=claim.split("->")[1].strip(), judge=self.name)
+
+
+def _item(k, human, judged, bench="b", subset="s", group=""):
+    return LabelledClaim(
+        item_id=f"{bench}{k}",
+        benchmark=bench,
+        subset=subset,
+        claim=f"claim {k} -> {judged}",
+        passages=["p"],
+        human=human,
+        group_id=group,
+    )
+
+
+HUMAN = ["supported"] * 6 + ["unsupported"] * 4 + ["contradicted"] * 2
+JUDGED = (
+    ["supported"] * 5
+    + ["unsupported"]
+    + ["unsupported"] * 2
+    + ["supported"] * 2
+    + ["contradicted", "unsupported"]
+)
+
+
+def test_kappa_matches_scikit_learn_binary_and_three_class():
+    items = [
+        _item(k, h, j, bench="findver", subset="ab"[k % 2])
+        for k, (h, j) in enumerate(zip(HUMAN, JUDGED, strict=True))
+    ]
+    res = evaluate_judge_on(items, ScriptedJudge(), progress=False)
+    b = res["benchmarks"]["findver"]
+    hb = ["supported" if h == "supported" else "no" for h in HUMAN]
+    jb = ["supported" if j == "supported" else "no" for j in JUDGED]
+    assert b["binary"]["kappa"] == pytest.approx(cohen_kappa_score(hb, jb))
+    assert b["three_class"]["kappa"] == pytest.approx(cohen_kappa_score(HUMAN, JUDGED))
+    assert b["binary"]["n"] == 12
+    lo, hi = b["binary"]["kappa_ci"]
+    assert lo <= b["binary"]["kappa"] <= hi
+    assert b["binary"]["raw_agreement"] == pytest.approx(
+        sum(x == y for x, y in zip(hb, jb, strict=True)) / 12
+    )
+    # rows human, columns judge: [supported, not_supported]
+    assert b["binary"]["confusion_matrix"] == [[5, 1], [2, 4]]
+    assert set(b["subsets"]) == {"a", "b"} and b["subsets"]["a"]["binary"]["n"] == 6
+    assert [r["judge"] for r in res["records"]] == JUDGED
+    rows = summary_table(res)
+    assert {(r["subset"], r["level"]) for r in rows} == {
+        ("all", "binary"),
+        ("all", "three_class"),
+        ("a", "binary"),
+        ("b", "binary"),
+    }
+
+
+def test_answer_level_agreement_groups_claims():
+    items = [
+        _item(0, "supported", "supported", "expertqa", group="g1"),
+        _item(1, "supported", "supported", "expertqa", group="g1"),
+        _item(2, "supported", "unsupported", "expertqa", group="g2"),
+        _item(3, "unsupported", "unsupported", "expertqa", group="g2"),
+        _item(4, "unsupported", "supported", "expertqa", group="g3"),
+    ]
+    res = evaluate_judge_on(items, ScriptedJudge(), progress=False)
+    ans = res["benchmarks"]["expertqa"]["answer_level"]
+    assert ans["n"] == 3 and ans["n_claims"] == 5
+    # answers: g1 human S judge S; g2 human N judge N; g3 human N judge S
+    assert ans["confusion_matrix"] == [[1, 0], [1, 1]]
+    assert "three_class" not in res["benchmarks"]["expertqa"]
+
+
+def test_ai_vs_ai_pairs_by_key_or_position():
+    a = {"c1": "supported", "c2": "unsupported", "c3": "contradicted", "x": "supported"}
+    b = {"c1": "supported", "c2": "contradicted", "c3": "contradicted"}
+    res = ai_vs_ai(a, b)
+    assert res["binary"]["n"] == 3 and res["binary"]["raw_agreement"] == 1.0
+    assert res["three_class"]["kappa"] == pytest.approx(
+        cohen_kappa_score(
+            ["supported", "unsupported", "contradicted"], ["supported", "contradicted", "contradicted"]
+        )
+    )
+    vs = [ClaimVerdict(claim_id="c", verdict=v, judge="j") for v in ("supported", "unsupported")]
+    assert ai_vs_ai(vs, ["supported", "supported"])["binary"]["raw_agreement"] == 0.5
+    with pytest.raises(ValueError, match="pair them"):
+        ai_vs_ai(["supported"], ["supported", "unsupported"])
+
+
+def test_sampling_keeps_answers_whole_and_is_reproducible():
+    items = [_item(k, "supported", "supported", "expertqa", group=f"g{k // 3}") for k in range(30)]
+    s = sample_groups(items, 7, seed=3)
+    assert len(s) == 9  # three whole answers of three claims
+    assert all(sum(i.group_id == g for i in s) == 3 for g in {i.group_id for i in s})
+    assert [i.item_id for i in s] == [i.item_id for i in sample_groups(items, 7, seed=3)]
+    loaded = {
+        "expertqa": Loaded("expertqa", items=items, n_source=30),
+        "attributionbench": Loaded(
+            "attributionbench", items=[_item(k, "supported", "x", "attributionbench") for k in range(50)]
+        ),
+    }
+    sample = agreement_sample(loaded, {"expertqa": 7, "attributionbench": 20}, seed=3)
+    assert sum(i.benchmark == "attributionbench" for i in sample) == 20
+    assert sum(i.benchmark == "expertqa" for i in sample) == 9
+
+
+def test_length_mismatch_is_an_error():
+    items = [_item(0, "supported", "supported")]
+    with pytest.raises(ValueError, match="1 items but 0 verdicts"):
+        evaluate_judge_on(items, ScriptedJudge(), verdicts=[])
+
+
+def test_numeric_judge_on_all_findver_numeric_statements(mirror):
+    items = [i for i in load_findver(mirror).items if i.subset == "numeric"]
+    verdicts = judge_items(items, NumericJudge(), progress=False)
+    res = evaluate_judge_on(items, NumericJudge(), verdicts=verdicts)
+    b = res["benchmarks"]["findver"]["binary"]
+    assert b["n"] == 136
+    assert -1.0 <= b["kappa"] <= 1.0 and not math.isnan(b["kappa"])
+    assert b["kappa_ci"][0] <= b["kappa"] <= b["kappa_ci"][1]
+    assert sum(map(sum, b["confusion_matrix"])) == 136
+    # every verdict says how it was reached: figures checked, or the stated fallback
+    assert {v.detail["method"] for v in verdicts} <= {
+        "numeric",
+        "overlap_fallback",
+        "years_only+overlap_fallback",
+    }
