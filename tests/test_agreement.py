@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from finrag import stats
 from finrag.agreement import (
     agreement_sample,
     ai_vs_ai,
@@ -18,6 +20,12 @@ from finrag.agreement import (
 from finrag.contracts import ClaimVerdict, LabelledClaim
 from finrag.humanlabels import Loaded, load_findver
 from finrag.scoring.judge import BaseJudge, NumericJudge
+
+
+@pytest.fixture(autouse=True)
+def fewer_resamples(monkeypatch):
+    """100 bootstrap resamples instead of 2000: the intervals are still checked, in seconds not minutes."""
+    monkeypatch.setattr(stats, "kappa_bootstrap", partial(stats.kappa_bootstrap, n_resamples=100))
 
 
 class ScriptedJudge(BaseJudge):

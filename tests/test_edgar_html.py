@@ -60,6 +60,7 @@ def test_table_is_one_block_and_blocks_are_blank_line_separated(small):
     assert "A second paragraph, with a bold word inside it." in small[0].text.split("\n\n")
     # a <br> is a line break inside the block, not a new block
     assert "The statements follow.\nSecond line of the same block." in small[2].text.split("\n\n")
+    assert "• Bulleted point one." in small[2].text.split("\n\n")  # bullet spaced by CSS gets a space
 
 
 def test_layout_tables_become_plain_text(small):

@@ -95,6 +95,10 @@ def test_heading_rules():
     toc = "\n".join(f"Item {n}. Some Title" for n in ["1", "1A", "2", "3", "4", "5", "6", "7"])
     assert find_headings(toc) == []  # eight items on one page: a table of contents
     assert len(find_headings(toc.rsplit("\n", 1)[0])) == 7  # seven may be a short Part II
+    index = (
+        "PART I\nItem 1. Business 3\nItem 1A. Risk Factors 11\nPART II\nItem 7. Management's Discussion 29"
+    )
+    assert find_headings(index) == []  # item lines with page numbers: an index, its PART lines too
     assert (
         find_headings("Item 1. Financial Statements\nItem 2. MD&A\nItem 1. Legal Proceedings") == []
     )  # restart

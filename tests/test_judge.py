@@ -280,3 +280,30 @@ def test_llm_splitter_hook_and_fallback():
 def test_claim_verdict_contract(numeric):
     v = numeric.judge("Acme's net sales were $120 million in fiscal 2023.", PROSE, claim_id="x")
     assert isinstance(v, ClaimVerdict) and v.claim_id == "x" and v.judge == "numeric"
+
+
+def test_llm_judge_through_the_real_response_cache(tmp_path):
+    """The judge's calls go through finrag.llm.cache.CachedLLM: recorded once, then replayed without the model."""
+    from finrag.llm.backends import Backend, Completion
+    from finrag.llm.cache import CachedLLM
+
+    class Scripted(Backend):
+        name = "scripted-judge"
+        model = "script"
+
+        def __init__(self):
+            self.n = 0
+
+        def _complete(self, messages, decoding, documents):
+            self.n += 1
+            return Completion(text=_by_keyword(messages[-1]["content"]), model=self.model)
+
+    backend = Scripted()
+    claims = ["Net sales rose.", "The CEO resigned."]
+    rec = LLMJudge(CachedLLM(backend, tmp_path, mode="auto", stage="judge"))
+    first = rec.judge_batch(claims, PROSE)
+    assert [v.verdict for v in first] == ["supported", "unsupported"] and backend.n == 1
+    replay = LLMJudge(CachedLLM(backend.identity(), tmp_path, mode="replay", stage="judge"))
+    again = replay.judge_batch(claims, PROSE)
+    assert [v.verdict for v in again] == ["supported", "unsupported"]
+    assert replay.stats["cache_hits"] == 1 and backend.n == 1

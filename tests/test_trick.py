@@ -108,7 +108,11 @@ def test_answer_figures_are_in_the_quotes():
         figs = amounts(q.answer)
         inputs = [printed(f) for f in figs if printed(f) in quote_values(q)]
         for doc in {e.doc_id for e in q.evidence}:
-            assert set(inputs) & quote_values(q, doc), (q.qid, doc, "no answer figure quoted from this document")
+            assert set(inputs) & quote_values(q, doc), (
+                q.qid,
+                doc,
+                "no answer figure quoted from this document",
+            )
         for f in figs:
             assert printed(f) in inputs or derivable(f, inputs), (q.qid, f.raw, "neither quoted nor computed")
 

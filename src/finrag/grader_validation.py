@@ -44,14 +44,19 @@ def agreement_block(human: Sequence[str], finrag: Sequence[str], seed: int | Non
     return out
 
 
-def validate_grader(mirror: Path | None = None, out_dir: Path | None = None, progress: bool = True) -> dict:
+def validate_grader(
+    mirror: Path | None = None, out_dir: Path | None = None, progress: bool = True, files: list[str] | None = None
+) -> dict:
     """Grade every FinanceBench human-labelled answer; return {"metrics": ..., "disagreements": [...]}.
 
     ``metrics`` has ``overall`` and ``per_file`` agreement blocks, ``methods`` (how many verdicts came from each
     grading method) and ``n_uncertain``. ``out_dir`` is accepted for the stage's signature and recorded only: the
-    caller writes files, so a failed run leaves nothing half-written.
+    caller writes files, so a failed run leaves nothing half-written. ``files`` restricts to some results files
+    (stems, e.g. ``["gpt-4_oracle"]``).
     """
-    rows = load_labelled_answers(mirror)
+    rows = load_labelled_answers(mirror, files=files)
+    if not rows:
+        raise ValueError(f"no labelled FinanceBench answers found (files={files})")
     results = grade_rows(rows, progress=progress)
     by_file: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(rows):

@@ -76,6 +76,7 @@ _FILING_MARKERS = re.compile(
     r"consolidated (?:balance sheets?|statements? of)",
     re.IGNORECASE,
 )
+_BULLET = re.compile(r"^([•●▪◦■])(?=\S)")  # bullets positioned by CSS padding: give them their space back
 MIN_FILING_CHARS = 500
 _LONG_CELL = 200
 
@@ -218,7 +219,7 @@ class _Builder:
     def flush(self) -> None:
         if not self.buf:
             return
-        lines = [_norm_line(x) for x in "".join(self.buf).split("\n")]
+        lines = [_BULLET.sub(r"\1 ", _norm_line(x)) for x in "".join(self.buf).split("\n")]
         self.buf = []
         block = "\n".join(x for x in lines if x)
         if block:

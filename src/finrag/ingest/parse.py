@@ -84,7 +84,9 @@ def parse_filing(path: str | Path, doc_id: str | None = None, max_bytes: int | N
 
 # ---------------------------------------------------------------- section headings (shared by both parsers)
 
-_ITEM_RE = re.compile(r"^item\s*(\d{1,2}(?:\.\d{2})?[a-d]?)\s*(?:[.:\-–—]\s*|\s+(?=[A-Z\"“'’(])|$)(.*)$", re.IGNORECASE)
+_ITEM_RE = re.compile(
+    r"^item\s*(\d{1,2}(?:\.\d{2})?[a-d]?)\s*(?:[.:\-–—]\s*|\s+(?=[A-Z\"“'’(])|$)(.*)$", re.IGNORECASE
+)
 _PART_RE = re.compile(
     r"^part\s+(iv|i{1,3})\s*(?:[.:\-–—,]?\s*$|[.:\-–—]\s*(.*)$|\s+(?=[A-Z])(.*)$)", re.IGNORECASE
 )
@@ -92,6 +94,7 @@ _TOC_PAGE_NUM = re.compile(r"\s(?:\d{1,3}(?:\s*[-–]\s*\d{1,3})?|[A-Z]-\d{1,3})
 _CONTINUED = re.compile(r"\s*\((?:continued|cont['’]d)\)\s*$", re.IGNORECASE)
 _MAX_HEADING_LINE = 160
 TOC_MIN_ITEMS = 8
+TOC_MIN_ENTRIES = 3  # item lines ending in a page number: this many make the page an index
 
 
 def _clean(s: str) -> str:
@@ -109,10 +112,11 @@ def find_headings(text: str) -> list[tuple[int, str, str]]:
 
     A heading is a whole line that starts with `Item N.` (title capitalised, no trailing page number) or
     `PART I..IV`; pipe-table rows never count, which keeps HTML tables of contents out. A page listing
-    TOC_MIN_ITEMS or more items, or restarting its item numbers without a PART heading in between, is a table
-    of contents, not a place where sections begin.
+    TOC_MIN_ITEMS or more items, or TOC_MIN_ENTRIES item lines ending in page numbers, or restarting its item
+    numbers without a PART heading in between, is a table of contents, not a place where sections begin.
     """
     found: list[tuple[int, str, str]] = []
+    toc_entries = 0
     lines = text.split("\n")
     offset = 0
     starts = []
@@ -138,6 +142,7 @@ def find_headings(text: str) -> list[tuple[int, str, str]]:
             if title and not (title[0].isupper() or title[0] in "\"“'’("):
                 continue
             if title and _TOC_PAGE_NUM.search(title):
+                toc_entries += 1  # "Item 7. Management's Discussion ... 23": an index line, not a heading
                 continue
             title = _CONTINUED.sub("", title).rstrip(" .")
             label = f"Item {num}" + ("" if "." in num else ".") + (f" {title}" if title else "")
@@ -160,7 +165,7 @@ def find_headings(text: str) -> list[tuple[int, str, str]]:
         restarts |= prev is not None and key <= prev
         items.append(key)
         prev = key
-    if len(set(items)) >= TOC_MIN_ITEMS or restarts:
+    if len(set(items)) >= TOC_MIN_ITEMS or restarts or toc_entries >= TOC_MIN_ENTRIES:
         return []
     return found
 

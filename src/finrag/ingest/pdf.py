@@ -16,8 +16,9 @@ import pypdfium2.raw as pdfium_c
 from finrag.contracts import Page
 from finrag.ingest.parse import IngestError, assign_sections
 
-# A gap between two lines above this fraction of the (smaller) line height starts a new block. Body text in
-# the FinanceBench 10-Ks has gaps of 0-0.3 line heights inside a paragraph and >= 0.8 between paragraphs.
+# A gap between two lines above this fraction of the (smaller) line height starts a new block. On ~5,300
+# consecutive line pairs of FinanceBench 10-K pages the gaps cluster at 0-0.2 line heights (inside a block) and
+# around 1.1 (between blocks), with a trough at 0.6-0.8.
 PARAGRAPH_GAP = 0.6
 _EOF_WINDOW = 8192
 _CHAR_MAP = str.maketrans({"\ufffe": "-", "\xa0": " ", "\uf0b7": "•", "\uf0a7": "•", "\x02": "-", "\x00": ""})

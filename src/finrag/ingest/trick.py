@@ -72,7 +72,9 @@ class TrickEntry(BaseModel):
             raise ValueError(f"qid does not match kind {self.kind}")
         want = EXPECTED_BEHAVIOUR[self.kind]
         if self.expected_behaviour != want:
-            raise ValueError(f"kind {self.kind} needs expected_behaviour {want}, not {self.expected_behaviour}")
+            raise ValueError(
+                f"kind {self.kind} needs expected_behaviour {want}, not {self.expected_behaviour}"
+            )
         if (self.kind == "trick_false_premise") != bool(self.premise_figures):
             raise ValueError("premise_figures must be non-empty for trick_false_premise and empty otherwise")
         unknown = sorted({e.doc_id for e in self.evidence} - set(self.doc_ids))

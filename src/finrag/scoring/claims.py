@@ -135,9 +135,14 @@ def content_stems(text: str) -> set[str]:
 _REFUSAL = re.compile(
     r"\b(?:cannot|can't|can not|unable to|not possible to|not able to)\s+(?:be\s+)?"
     r"(?:answer|determine|find|provide|calculate|compute|identify|confirm|verify|answered|determined)"
-    r"|\b(?:do|does|did)\s+not\s+(?:contain|provide|include|mention|state|specify|give|disclose|say)"
-    r"|\b(?:not enough|insufficient)\s+information\b"
-    r"|\bno\s+(?:information|data|passage)\b.*\b(?:provided|available|given)\b",
+    r"|\b(?:not enough|insufficient)\s+information\b",
+    re.IGNORECASE,
+)
+# "the passages do not state ...": a remark about the context, not a claim about the company
+_ABOUT_CONTEXT = re.compile(
+    r"\b(?:passages?|context|excerpts?|provided\s+(?:documents?|text|information)|sources?\s+provided)\b"
+    r".*\b(?:not|no|nor|neither|none)\b"
+    r"|\b(?:no|not)\b.*\b(?:in|from)\s+the\s+(?:provided\s+)?(?:passages?|context|excerpts?)\b",
     re.IGNORECASE,
 )
 _SPLIT_VERBS = (
@@ -151,7 +156,7 @@ _AND_SPLIT = re.compile(
 
 def is_meta_sentence(sentence: str) -> bool:
     """True for refusals and statements about the passages rather than the company (not claims)."""
-    return bool(_REFUSAL.search(sentence))
+    return bool(_REFUSAL.search(sentence) or _ABOUT_CONTEXT.search(sentence))
 
 
 _LABEL = re.compile(r"^\W*(?:final\s+)?(?:answer|reasoning|sources?|references?)\s*:\**\s*", re.IGNORECASE)

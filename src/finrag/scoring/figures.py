@@ -75,7 +75,7 @@ _NUM = r"(?:\d{1,3}(?:[,.\u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?|[.,]\d
 _CUR_PRE = r"(?:US\$|USD|\$|€|EUR|£|GBP|¥)"
 _SCALE_ALT = (
     r"miles\s+de\s+millones|mil\s+millones|thousands?|millions?|billions?|trillions?|millones|mill[óo]n|mill\."
-    r"|millardos|bill[óo]n|billones|miles|mil|bln|mln|mio|bn|mn|mm|tn|k|m|b"
+    r"|millardos|bill[óo]n|billones|miles|mil|bln|mln|mio|bn|mn|mm|tn|k|m|b(?!\.p\.)"
 )
 _PCT_ALT = (
     r"(?P<pp>percentage\s+points?|pct\.?\s*pts?|ppts?|pp|p\.p\.|puntos\s+porcentuales)"
@@ -94,7 +94,7 @@ _FIGURE_RE = re.compile(
     (?P<num>{_NUM})
     (?:\s?(?P<scale>{_SCALE_ALT})(?![A-Za-zÀ-ÿ]))?
     (?:\s?(?:{_PCT_ALT})(?![A-Za-zÀ-ÿ]))?
-    (?:\s?(?P<cur2>{_CUR_POST})(?![A-Za-zÀ-ÿ]))?
+    (?:\s?(?:de\s+)?(?P<cur2>{_CUR_POST})(?![A-Za-zÀ-ÿ]))?
     (?P<close>\s*\))?
     (?:(?<=\))\s?(?P<scale2>{_SCALE_ALT})(?![A-Za-zÀ-ÿ]))?
     (?:(?<=\))\s?(?P<pct2>%|percent))?
@@ -266,7 +266,7 @@ def extract_figures(text: str, lang: str | None = None, default_scale: float | N
             sign = None  # "2021-2022", "5-10%": a range dash, not a minus
         if not (m.group("scale") or m.group("pct") or m.group("bps") or m.group("pp") or m.group("scale2")):
             # "777X", "2022Q2", "1st", "10th": part of a word or an ordinal ("2.5x" is a multiple: kept)
-            if (after_num[:1].isalpha() or after_num[:1] == "_") and not re.match(r"^[xX]\b", after_num):
+            if (after_num[:1].isalpha() or after_num[:1] == "_") and not re.match(r"^x\b", after_num):
                 continue
             if _FORM_AFTER.match(after_num):
                 continue

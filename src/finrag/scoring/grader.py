@@ -151,6 +151,7 @@ _EXTRA_STOP = {
     "fy", "fiscal", "year", "years", "company", "companies", "approximately", "roughly", "around", "about",
     "million", "millions", "billion", "billions", "mn", "bn", "usd", "total", "answer", "based", "primarily",
     "mainly", "significant", "key", "main", "major", "ratio", "q1", "q2", "q3", "q4", "inc", "corporation", "corp",
+    "vs", "versus", "compared",
 }  # fmt: skip
 _STOP_ES = {
     "el", "la", "los", "las", "de", "del", "en", "y", "que", "por", "con", "un", "una", "es", "se", "al", "lo", "su",

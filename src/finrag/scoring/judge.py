@@ -22,7 +22,7 @@ import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 
@@ -203,7 +203,6 @@ class NumericJudge(BaseJudge):
             raise ValueError(f"arithmetic_scope must be 'passage' or 'all', not {arithmetic_scope!r}")
         self.rel_tol = rel_tol
         self.approx_rel_tol = approx_rel_tol
-        self._rel = rel_tol
         self.rounding = rounding
         self.scales = tuple(float(s) for s in scales)
         self.implicit_scale_min_digits = implicit_scale_min_digits
@@ -217,6 +216,9 @@ class NumericJudge(BaseJudge):
         self.detect_contradiction = detect_contradiction
         self.contradiction_overlap = contradiction_overlap
         self.lang = lang
+        # relative tolerance in force for the figure being matched (rel_tol, or approx_rel_tol after a hedge);
+        # set per figure in judge(): one NumericJudge is not meant to be shared across threads
+        self._rel = rel_tol
 
     # -- figure helpers
     def _half_unit(self, f) -> float:
@@ -498,7 +500,7 @@ def _figs(text: str, lang: str | None = None):
     return _figs_cached(text, lang) if len(text) < 200_000 else extract_figures(text, lang=lang)
 
 
-@cache
+@lru_cache(maxsize=8192)  # passages are judged against many claims: extract their figures once
 def _figs_cached(text: str, lang: str | None):
     from finrag.scoring.figures import extract_figures
 

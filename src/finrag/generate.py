@@ -1,0 +1,165 @@
+"""Contexts (retrieved / oracle) and generation runs through the response cache.
+
+A run is resumable by construction: every call goes through `CachedLLM`, so re-running a killed run replays what
+was recorded and calls the model only for what is missing. Answers are written once, atomically, at the end; the
+cache is the durable record.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from tqdm import tqdm
+
+from finrag.contracts import Answer, Chunk, Passage, Question
+from finrag.llm.cache import CachedLLM
+from finrag.llm.prompts import render
+from finrag.retrieval_eval import evidence_pages
+
+log = logging.getLogger(__name__)
+
+RankFn = Callable[[str, int, "set[int] | None"], list[tuple[int, float]]]
+
+
+def passages_from(chunks: Sequence[Chunk], hits: Iterable[tuple[int, float]]) -> list[Passage]:
+    """Number the chunks [1]..[n] in rank order."""
+    out = []
+    for n, (i, score) in enumerate(hits, 1):
+        c = chunks[i]
+        out.append(Passage(n=n, chunk_id=c.chunk_id, doc_id=c.doc_id, pages=c.pages, text=c.text, score=score))
+    return out
+
+
+@dataclass
+class ContextBuilder:
+    """Builds the k passages a model sees for one question.
+
+    retrieved: the top k of the selected search setup.
+    oracle: the chunks holding the gold evidence first (for each evidence page, its best-ranked chunk by the same
+    search restricted to that document), then filled from the same document(s) by search rank.
+    """
+
+    chunks: list[Chunk]
+    rank: RankFn  # (query, k, allowed chunk indices or None) -> [(chunk index, score)]
+    k: int = 5
+
+    def __post_init__(self):
+        self._by_doc: dict[str, list[int]] = {}
+        self._by_page: dict[tuple[str, int], list[int]] = {}
+        for i, c in enumerate(self.chunks):
+            self._by_doc.setdefault(c.doc_id, []).append(i)
+            for p in c.pages:
+                self._by_page.setdefault((c.doc_id, p), []).append(i)
+
+    def retrieved(self, q: Question) -> list[Passage]:
+        return passages_from(self.chunks, self.rank(q.question, self.k, None)[: self.k])
+
+    def oracle(self, q: Question) -> list[Passage]:
+        docs = list(dict.fromkeys(d for d, _ in sorted(evidence_pages(q)))) or list(q.doc_ids)
+        allowed = {i for d in docs for i in self._by_doc.get(d, [])}
+        if not allowed:
+            return []
+        ranked = self.rank(q.question, len(allowed), allowed)
+        position = {i: r for r, (i, _) in enumerate(ranked)}
+        scores = dict(ranked)
+        chosen: list[int] = []
+        for page in sorted(evidence_pages(q)):
+            holders = [i for i in self._by_page.get(page, []) if i not in chosen]
+            if holders:
+                chosen.append(min(holders, key=lambda i: (position.get(i, len(position)), i)))
+        for i, _ in ranked:
+            if len(chosen) >= self.k:
+                break
+            if i not in chosen:
+                chosen.append(i)
+        chosen = chosen[: self.k]
+        return passages_from(self.chunks, [(i, scores.get(i, 0.0)) for i in chosen])
+
+    def build(self, q: Question, mode: str) -> list[Passage]:
+        if mode == "retrieved":
+            return self.retrieved(q)
+        if mode == "oracle":
+            return self.oracle(q)
+        raise ValueError(f"unknown context mode '{mode}' (retrieved, oracle)")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One generation run: a model, a prompt style, a context mode and a replicate index."""
+
+    run_id: str
+    style: str
+    context_mode: str
+    replicate: int = 0
+
+
+def generate_answers(
+    questions: Sequence[Question],
+    contexts: dict[tuple[str, str], list[Passage]],
+    llm: CachedLLM,
+    specs: Sequence[RunSpec],
+    decoding: dict,
+    progress: bool = True,
+) -> dict[str, list[Answer]]:
+    """Answer every question under every run spec. Calls are ordered question -> context -> style so
+    consecutive prompts share their longest prefix (system + passages) in a local model's KV cache."""
+    out: dict[str, list[Answer]] = {s.run_id: [] for s in specs}
+    order = sorted(specs, key=lambda s: (s.replicate, s.context_mode, s.style))
+    total = len(questions) * len(order)
+    bar = tqdm(total=total, desc=f"generate[{llm.identity['model']}]", disable=not progress, unit="call")
+    for q in questions:
+        for spec in order:
+            passages = contexts[(q.qid, spec.context_mode)]
+            messages, template_id = render(spec.style, q.question, passages)
+            comp, key, _hit = llm.complete(
+                messages,
+                decoding,
+                replicate=spec.replicate,
+                template_id=template_id,
+                item_id=f"{q.qid}/{spec.run_id}",
+            )
+            out[spec.run_id].append(
+                Answer(
+                    qid=q.qid,
+                    run_id=spec.run_id,
+                    backend=llm.identity["backend"],
+                    model=llm.identity["model"],
+                    prompt_style=spec.style,
+                    template_id=template_id,
+                    context_mode=spec.context_mode,  # type: ignore[arg-type]
+                    replicate=spec.replicate,
+                    passages=passages,
+                    prompt=messages,
+                    text=comp.text,
+                    citations=_citations(comp),
+                    usage=comp.usage,
+                    latency_s=comp.latency_s,
+                    cost_usd=comp.cost_usd,
+                    cache_key=key,
+                )
+            )
+            bar.update(1)
+            bar.set_postfix(calls=llm.calls, hits=llm.hits)
+    bar.close()
+    return out
+
+
+def _citations(comp):
+    """Offset citations from the backend where it gives them, else [n] markers parsed from the text."""
+    if comp.citations:
+        return comp.citations
+    from finrag.llm.prompts import bracket_citations
+
+    return bracket_citations(comp.text)
+
+
+def run_stats(answers: Sequence[Answer]) -> dict:
+    return {
+        "answers": len(answers),
+        "input_tokens": int(sum(a.usage.get("input_tokens", 0) for a in answers)),
+        "output_tokens": int(sum(a.usage.get("output_tokens", 0) for a in answers)),
+        "model_seconds": round(sum(a.latency_s for a in answers), 1),
+        "cost_usd": round(sum(a.cost_usd for a in answers), 6),
+    }
