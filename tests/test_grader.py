@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 
 from finrag.scoring.declining import false_premise_response, is_refusal, repeats_premise
-from finrag.scoring.grader import answer_polarity, content_recall, grade, match_figure
 from finrag.scoring.figures import extract_figures
+from finrag.scoring.grader import answer_polarity, content_recall, grade, match_figure
 
 Q_MILLIONS = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 Q_BILLIONS = "How much (in USD billions) did American Water Works pay out in cash dividends for FY2020?"
 Q_PCT = "What is Adobe's year-over-year change in operating income from FY2015 to FY2016 (in percents)?"
-Q_RATIO = "What is the FY2019 fixed asset turnover ratio for Activision Blizzard? Round to two decimal places."
+Q_RATIO = (
+    "What is the FY2019 fixed asset turnover ratio for Activision Blizzard? Round to two decimal places."
+)
 Q_YN = "Does Paypal have positive working capital based on FY2022 data?"
 Q_ES = "¿Cuál fue el beneficio neto del ejercicio 2023 (en millones de euros)?"
 
@@ -33,8 +35,22 @@ CASES = [
     # --- off by a power of 1,000
     ("off-by-1000-up", "$1577.00", "The capex was $1,577 billion.", Q_MILLIONS, "incorrect", True),
     ("off-by-1000-down", "$1577.00", "The capex was $1,577 thousand.", Q_MILLIONS, "incorrect", True),
-    ("off-by-1e6", "$1,577 million", "The capex was $1,577.", "What was 3M's FY2018 capex?", "incorrect", True),
-    ("off-by-1000-bare-vs-billions", "$0.40", "The company paid 400 in dividends.", Q_BILLIONS, "incorrect", True),
+    (
+        "off-by-1e6",
+        "$1,577 million",
+        "The capex was $1,577.",
+        "What was 3M's FY2018 capex?",
+        "incorrect",
+        True,
+    ),
+    (
+        "off-by-1000-bare-vs-billions",
+        "$0.40",
+        "The company paid 400 in dividends.",
+        Q_BILLIONS,
+        "incorrect",
+        True,
+    ),
     # --- the 1% boundary
     ("tol-0.99pct-above", "1000", "The value is 1009.9.", "", "correct", False),
     ("tol-1.01pct-above", "1000", "The value is 1010.1.", "", "incorrect", False),
@@ -43,7 +59,14 @@ CASES = [
     ("gold-precision-rounding", "0.01", "ROA = 0.0143", Q_RATIO, "correct", False),
     ("answer-coarser-rounding", "0.62%", "The effective tax rate was 0.6%.", "", "correct", False),
     ("answer-coarser-too-far", "0.4%", "The CAGR was 0.5%.", "", "incorrect", False),
-    ("approximately-word", "$20 billion", "JnJ expects a gain of approximately $20 billion.", "", "correct", False),
+    (
+        "approximately-word",
+        "$20 billion",
+        "JnJ expects a gain of approximately $20 billion.",
+        "",
+        "correct",
+        False,
+    ),
     ("tilde", "42%", "Cash fell by ~42%.", "", "correct", False),
     # --- negatives and parentheses
     ("parens-negative", "-473", "Corporate net revenue was (473).", "", "correct", False),
@@ -68,50 +91,227 @@ CASES = [
     ("per-share", "$0.55", "CVS paid a $0.55 dividend per share.", "", "correct", False),
     # --- Spanish formats
     ("es-decimal-comma-pct", "2,2 %", "La rentabilidad fue del 2,2 %.", "", "correct", False),
-    ("es-thousands-dot", "13.668,9", "El beneficio fue de 13.668,9 millones de euros.", Q_ES, "correct", False),
+    (
+        "es-thousands-dot",
+        "13.668,9",
+        "El beneficio fue de 13.668,9 millones de euros.",
+        Q_ES,
+        "correct",
+        False,
+    ),
     ("es-millones-word", "1.500 millones", "Ascendió a 1.500 millones de euros.", "", "correct", False),
     ("es-miles-de-millones", "2,5 miles de millones", "Fueron 2.500 millones.", "", "correct", False),
     ("es-question-scale", "13.668,9", "El beneficio neto fue 13.668,9.", Q_ES, "correct", False),
     ("es-wrong", "13.668,9", "El beneficio neto fue 12.668,9 millones.", Q_ES, "incorrect", False),
     ("es-refusal", "13.668,9", "No se indica en el documento.", Q_ES, "refusal", False),
     # --- years and figures quoted from the question
-    ("year-not-a-figure", "$1577.00", "In FY2018 the figure is not the year 2018.", Q_MILLIONS, "incorrect", False),
+    (
+        "year-not-a-figure",
+        "$1577.00",
+        "In FY2018 the figure is not the year 2018.",
+        Q_MILLIONS,
+        "incorrect",
+        False,
+    ),
     ("year-matches-nothing", "2018", "The answer is 2,018.", "", "correct", False),
-    ("question-figure-ignored", "1.1%", "Gross margins fell 2%.", "Did margins fluctuate more than 2%?", "incorrect", False),
-    ("question-figure-plus-answer", "1.1%", "Not more than 2%: they fell 1.1%.", "Did margins move more than 2%?", "correct", False),
+    (
+        "question-figure-ignored",
+        "1.1%",
+        "Gross margins fell 2%.",
+        "Did margins fluctuate more than 2%?",
+        "incorrect",
+        False,
+    ),
+    (
+        "question-figure-plus-answer",
+        "1.1%",
+        "Not more than 2%: they fell 1.1%.",
+        "Did margins move more than 2%?",
+        "correct",
+        False,
+    ),
     ("gold-in-question", "3", "It uses a 3 year average.", "Compute the 3 year average?", "correct", False),
     # --- multiple gold figures
-    ("two-gold-both", "The rate was 0.62% in 2022 vs -14.76% in 2021.", "It was 0.62% and -14.76%.", "", "correct", False),
-    ("two-gold-one-missing", "$1097 million and $862 million.", "Pension benefits were $1,097 million.", "", "incorrect", False),
-    ("extra-working-allowed", "1.73", "Assets $1,001,425 / liabilities $577,464 = 1.73.", Q_RATIO, "correct", False),
-    ("working-only-conclusion-wrong", "6.25", "COGS/inventory: 6.25 before adjustments. Therefore, the ratio is 5.10.", "", "incorrect", False),
+    (
+        "two-gold-both",
+        "The rate was 0.62% in 2022 vs -14.76% in 2021.",
+        "It was 0.62% and -14.76%.",
+        "",
+        "correct",
+        False,
+    ),
+    (
+        "two-gold-one-missing",
+        "$1097 million and $862 million.",
+        "Pension benefits were $1,097 million.",
+        "",
+        "incorrect",
+        False,
+    ),
+    (
+        "extra-working-allowed",
+        "1.73",
+        "Assets $1,001,425 / liabilities $577,464 = 1.73.",
+        Q_RATIO,
+        "correct",
+        False,
+    ),
+    (
+        "working-only-conclusion-wrong",
+        "6.25",
+        "COGS/inventory: 6.25 before adjustments. Therefore, the ratio is 5.10.",
+        "",
+        "incorrect",
+        False,
+    ),
     # --- refusals
-    ("refusal-not-stated", "$1577.00", "The figure is not stated in the filing.", Q_MILLIONS, "refusal", False),
-    ("refusal-cannot-determine", "24.26", "It cannot be determined from the context.", Q_RATIO, "refusal", False),
+    (
+        "refusal-not-stated",
+        "$1577.00",
+        "The figure is not stated in the filing.",
+        Q_MILLIONS,
+        "refusal",
+        False,
+    ),
+    (
+        "refusal-cannot-determine",
+        "24.26",
+        "It cannot be determined from the context.",
+        Q_RATIO,
+        "refusal",
+        False,
+    ),
     ("refusal-dont-know", "24.26", "I don't know.", Q_RATIO, "refusal", False),
-    ("refusal-context", "24.26", "The context does not provide the revenue figures needed.", Q_RATIO, "refusal", False),
+    (
+        "refusal-context",
+        "24.26",
+        "The context does not provide the revenue figures needed.",
+        Q_RATIO,
+        "refusal",
+        False,
+    ),
     ("refusal-as-ai", "24.26", "As an AI, I don't have access to financial data.", Q_RATIO, "refusal", False),
     ("refusal-empty", "24.26", "", Q_RATIO, "refusal", False),
-    ("refusal-then-correct", "$1577.00", "Not explicitly stated, but the cash flow shows $1,577 million.", Q_MILLIONS, "correct", False),
-    ("refusal-then-attempt", "24.26", "Revenue is not stated. Therefore, the ratio is approximately 12.5.", Q_RATIO, "incorrect", False),
-    ("caveat-after-answer", "$1577.00", "Capex was $1,577 million. Other details are not provided.", Q_MILLIONS, "correct", False),
+    (
+        "refusal-then-correct",
+        "$1577.00",
+        "Not explicitly stated, but the cash flow shows $1,577 million.",
+        Q_MILLIONS,
+        "correct",
+        False,
+    ),
+    (
+        "refusal-then-attempt",
+        "24.26",
+        "Revenue is not stated. Therefore, the ratio is approximately 12.5.",
+        Q_RATIO,
+        "incorrect",
+        False,
+    ),
+    (
+        "caveat-after-answer",
+        "$1577.00",
+        "Capex was $1,577 million. Other details are not provided.",
+        Q_MILLIONS,
+        "correct",
+        False,
+    ),
     # --- yes / no
-    ("yes-agrees", "Yes. Paypal has positive working capital of $1.6Bn.", "Yes, it does.", Q_YN, "correct", False),
-    ("no-vs-yes", "Yes. Paypal has positive working capital of $1.6Bn.", "No, working capital is negative.", Q_YN, "incorrect", False),
-    ("soft-negation", "No, it does not.", "Paypal does not have positive working capital in FY2022.", Q_YN, "correct", False),
-    ("soft-direction", "No. Verizon's debt decreased.", "Verizon's debt decreased in 2022.", "Has Verizon increased its debt?", "correct", False),
-    ("yes-but-figure-wrong", "Yes. The quick ratio is 1.57.", "Yes, the quick ratio is 2.35.", "Is the quick ratio healthy?", "incorrect", False),
-    ("conclusion-yes", "Yes", "Let me check the ratio. Therefore, the answer is yes.", "Was AmEx able to retain members?", "correct", False),
+    (
+        "yes-agrees",
+        "Yes. Paypal has positive working capital of $1.6Bn.",
+        "Yes, it does.",
+        Q_YN,
+        "correct",
+        False,
+    ),
+    (
+        "no-vs-yes",
+        "Yes. Paypal has positive working capital of $1.6Bn.",
+        "No, working capital is negative.",
+        Q_YN,
+        "incorrect",
+        False,
+    ),
+    (
+        "soft-negation",
+        "No, it does not.",
+        "Paypal does not have positive working capital in FY2022.",
+        Q_YN,
+        "correct",
+        False,
+    ),
+    (
+        "soft-direction",
+        "No. Verizon's debt decreased.",
+        "Verizon's debt decreased in 2022.",
+        "Has Verizon increased its debt?",
+        "correct",
+        False,
+    ),
+    (
+        "yes-but-figure-wrong",
+        "Yes. The quick ratio is 1.57.",
+        "Yes, the quick ratio is 2.35.",
+        "Is the quick ratio healthy?",
+        "incorrect",
+        False,
+    ),
+    (
+        "conclusion-yes",
+        "Yes",
+        "Let me check the ratio. Therefore, the answer is yes.",
+        "Was AmEx able to retain members?",
+        "correct",
+        False,
+    ),
     # --- free-text gold
-    ("text-name", "Data Center", "The Data Center segment grew the most.", "In which AMD segment did sales increase most?", "correct", False),
-    ("text-wrong-name", "Data Center", "The Gaming segment grew the most.", "In which AMD segment did sales increase most?", "incorrect", False),
-    ("text-paraphrase", "Customer deposits", "The largest liability was customer deposits.", "What was the largest liability?", "correct", False),
-    ("text-list", "Trillium, Array, and Therachon", "Pfizer acquired Array and Therachon and Trillium.", "Which companies?", "correct", False),
-    ("text-list-wrong", "Trillium, Array, and Therachon", "Pfizer acquired Wyeth, Hospira and Medivation.", "Which companies?", "incorrect", False),
+    (
+        "text-name",
+        "Data Center",
+        "The Data Center segment grew the most.",
+        "In which AMD segment did sales increase most?",
+        "correct",
+        False,
+    ),
+    (
+        "text-wrong-name",
+        "Data Center",
+        "The Gaming segment grew the most.",
+        "In which AMD segment did sales increase most?",
+        "incorrect",
+        False,
+    ),
+    (
+        "text-paraphrase",
+        "Customer deposits",
+        "The largest liability was customer deposits.",
+        "What was the largest liability?",
+        "correct",
+        False,
+    ),
+    (
+        "text-list",
+        "Trillium, Array, and Therachon",
+        "Pfizer acquired Array and Therachon and Trillium.",
+        "Which companies?",
+        "correct",
+        False,
+    ),
+    (
+        "text-list-wrong",
+        "Trillium, Array, and Therachon",
+        "Pfizer acquired Wyeth, Hospira and Medivation.",
+        "Which companies?",
+        "incorrect",
+        False,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("gold", "answer", "question", "verdict", "unit"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("gold", "answer", "question", "verdict", "unit"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_grade_table(gold: str, answer: str, question: str, verdict: str, unit: bool) -> None:
     res = grade(gold, answer, question)
     assert res.verdict == verdict, res.detail
@@ -144,7 +344,12 @@ def test_llm_grader_only_for_uncertain_free_text() -> None:
     grade("$1577.00", "$1,300 million", Q_MILLIONS, llm_grader=judge)
     assert calls == []
     # free text clearly matched: not asked
-    grade("Customer deposits", "Customer deposits were the largest.", "What was the largest liability?", llm_grader=judge)
+    grade(
+        "Customer deposits",
+        "Customer deposits were the largest.",
+        "What was the largest liability?",
+        llm_grader=judge,
+    )
     assert calls == []
     # free text near the threshold: asked, and its verdict is used and counted
     res = grade(

@@ -9,6 +9,7 @@ import pytest
 
 from finrag.grader_validation import agreement_block, grade_rows, validate_grader
 from finrag.humanlabels_fb import HUMAN_LABELS, LABELS, _pick_gold, load_labelled_answers, results_files
+from finrag.stats import kappa
 
 
 @pytest.fixture(scope="module")
@@ -57,28 +58,45 @@ def test_pick_gold_rules() -> None:
 
 
 def test_agreement_block_on_a_subset(rows) -> None:
-    sub = [r for r in rows if r.file == "gpt-4_oracle"][:40]
+    sub = [r for r in rows if r.file == "gpt-4_oracle"][:30]
+    human = [r.human for r in sub]
     verdicts = [g.verdict for g in grade_rows(sub, progress=False)]
     assert set(verdicts) <= set(LABELS)
-    block = agreement_block([r.human for r in sub], verdicts, seed=1)
-    assert block["n"] == 40
-    assert sum(map(sum, block["confusion_matrix"])) == 40
+    block = agreement_block(human, verdicts, seed=1)  # the real bootstrap (finrag.stats)
+    assert block["n"] == 30
+    assert sum(map(sum, block["confusion_matrix"])) == 30
     assert -1.0 <= block["kappa"] <= 1.0
     lo, hi = block["kappa_ci"]
     assert lo <= block["kappa"] <= hi
     assert -1.0 <= block["binary_kappa"] <= 1.0
-    # perfect agreement gives kappa 1; a constant rater gives kappa 0
-    human = [r.human for r in sub]
-    assert agreement_block(human, human, seed=1)["kappa"] == pytest.approx(1.0)
-    assert agreement_block(human, ["incorrect"] * len(human), seed=1)["kappa"] == pytest.approx(0.0)
+    assert block["kappa"] == pytest.approx(kappa(human, verdicts, labels=LABELS))
+    # sanity of the statistic itself: perfect agreement 1, a constant rater 0
+    assert kappa(human, human, labels=LABELS) == pytest.approx(1.0)
+    assert kappa(human, ["incorrect"] * len(human), labels=LABELS) == pytest.approx(0.0)
 
 
-def test_validate_grader_on_one_file(mirror: Path) -> None:
+def _fast_agreement(human, judge, labels, seed=None):
+    """Same keys as finrag.stats.agreement without the 2,000-resample bootstrap (keeps this test quick)."""
+    k = kappa(human, judge, labels=labels)
+    cm = [[sum(h == a and j == b for h, j in zip(human, judge, strict=True)) for b in labels] for a in labels]
+    raw = sum(h == j for h, j in zip(human, judge, strict=True)) / len(human)
+    return {"n": len(human), "kappa": k, "kappa_ci": [k, k], "balanced_accuracy": float("nan"),
+            "raw_agreement": raw, "labels": list(labels), "confusion_matrix": cm}  # fmt: skip
+
+
+def test_validate_grader_on_one_file(mirror: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import finrag.grader_validation as gv
+
+    monkeypatch.setattr(gv, "agreement", _fast_agreement)
+    monkeypatch.setattr(
+        gv, "kappa_bootstrap", lambda a, b, labels=None, **kw: {"kappa": kappa(a, b, labels), "ci": [0, 0]}
+    )
     out = validate_grader(mirror, progress=False, files=["gpt-4_sharedStore"])
     m = out["metrics"]
     assert m["n"] == 150 and list(m["per_file"]) == ["gpt-4_sharedStore"]
-    assert m["overall"]["n"] == 150
+    assert m["overall"]["n"] == 150 and sum(map(sum, m["overall"]["confusion_matrix"])) == 150
     assert m["n_disagreements"] == len(out["disagreements"])
+    assert m["n_disagreements"] == round(150 * (1 - m["overall"]["raw_agreement"]))
     assert sum(m["methods"].values()) == 150
     for d in out["disagreements"]:
         assert d["human"] != d["finrag"]

@@ -45,7 +45,10 @@ def agreement_block(human: Sequence[str], finrag: Sequence[str], seed: int | Non
 
 
 def validate_grader(
-    mirror: Path | None = None, out_dir: Path | None = None, progress: bool = True, files: list[str] | None = None
+    mirror: Path | None = None,
+    out_dir: Path | None = None,
+    progress: bool = True,
+    files: list[str] | None = None,
 ) -> dict:
     """Grade every FinanceBench human-labelled answer; return {"metrics": ..., "disagreements": [...]}.
 
@@ -64,7 +67,8 @@ def validate_grader(
     human = [r.human for r in rows]
     finrag = [g.verdict for g in results]
     per_file = {
-        f: agreement_block([human[i] for i in idx], [finrag[i] for i in idx]) for f, idx in sorted(by_file.items())
+        f: agreement_block([human[i] for i in idx], [finrag[i] for i in idx])
+        for f, idx in sorted(by_file.items())
     }
     disagreements = [
         {

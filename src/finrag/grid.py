@@ -106,7 +106,9 @@ def select_setup(setups: Sequence[dict], rule: Mapping) -> dict:
 
 
 def evaluate_grid(
-    questions: Sequence[Question], runs: Mapping[tuple[str, str, str], Mapping[str, Sequence[Chunk]]]
+    questions: Sequence[Question],
+    runs: Mapping[tuple[str, str, str], Mapping[str, Sequence[Chunk]]],
+    variance: bool = True,
 ) -> tuple[pd.DataFrame, list[dict], dict]:
     """Per-question rows of every setup, the per-setup table and the variance shares (eta squared)."""
     frames = []
@@ -117,8 +119,8 @@ def evaluate_grid(
     factors = ["chunker", "embedder", "method"]
     table = setup_table(rows, factors)
     # BM25 has no embedder: its rows are the same for each embedder level, so they are given once per level.
-    variance = grid_variance(rows, response="recall@5", factors=factors, block="qid")
-    return rows, table, variance
+    shares = grid_variance(rows, response="recall@5", factors=factors, block="qid") if variance else {}
+    return rows, table, shares
 
 
 def heatmap(table: Sequence[dict], metric: str, path: Path, title: str) -> None:

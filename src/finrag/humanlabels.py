@@ -193,7 +193,8 @@ def load_expertqa(root: Path | None = None) -> Loaded:
 def load_finrag_labels(labels_dir: Path | None = None) -> Loaded:
     """finrag's own claim labels (labelling page output); latest label per (answer, claim, labeller) wins."""
     out = Loaded("finrag")
-    d = Path(labels_dir) if labels_dir is not None else repo_root() / "data" / "labels"
+    d = Path(labels_dir) if labels_dir is not None else Path("data") / "labels"
+    d = d if d.is_absolute() else repo_root() / d
     if not d.is_dir():
         return out
     latest: dict[tuple, dict] = {}

@@ -18,7 +18,14 @@ from finrag.config import mirror_dir
 from finrag.io import read_jsonl
 from finrag.scoring.figures import extract_figures
 
-__all__ = ["HUMAN_LABELS", "LABELS", "FBLabelledAnswer", "load_financebench_gold", "load_labelled_answers", "results_files"]
+__all__ = [
+    "HUMAN_LABELS",
+    "LABELS",
+    "FBLabelledAnswer",
+    "load_financebench_gold",
+    "load_labelled_answers",
+    "results_files",
+]
 
 HUMAN_LABELS = {"Correct Answer": "correct", "Incorrect Answer": "incorrect", "Refusal": "refusal"}
 LABELS = ["correct", "incorrect", "refusal"]
@@ -69,9 +76,9 @@ def _same_number(num: float, text: str) -> bool:
 def _pick_gold(row_gold, open_gold: str | None) -> tuple[str, str]:
     if isinstance(row_gold, str) and row_gold.strip():
         return row_gold, "row"
-    if isinstance(row_gold, int | float) and not isinstance(row_gold, bool) and open_gold is not None:
-        if _same_number(float(row_gold), str(open_gold)):
-            return str(open_gold), "open_source"
+    is_number = isinstance(row_gold, int | float) and not isinstance(row_gold, bool)
+    if is_number and open_gold is not None and _same_number(float(row_gold), str(open_gold)):
+        return str(open_gold), "open_source"
     if row_gold is None or (isinstance(row_gold, str) and not row_gold.strip()):
         if open_gold is not None:
             return str(open_gold), "open_source"
@@ -79,7 +86,9 @@ def _pick_gold(row_gold, open_gold: str | None) -> tuple[str, str]:
     return str(row_gold), "row"
 
 
-def load_labelled_answers(mirror: Path | None = None, files: list[str] | None = None) -> list[FBLabelledAnswer]:
+def load_labelled_answers(
+    mirror: Path | None = None, files: list[str] | None = None
+) -> list[FBLabelledAnswer]:
     """All labelled answers (optionally only the results files whose stems are in ``files``)."""
     fb = load_financebench_gold(mirror)
     out: list[FBLabelledAnswer] = []

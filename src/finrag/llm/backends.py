@@ -709,6 +709,7 @@ class LlamaCppBackend(Backend):
         except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
             raise LLMError(f"llamacpp: {' '.join(str(exc).split())} (raise n_ctx)") from None
         raw = dict(resp)
+        raw["model"] = self.model  # llama-cpp-python puts the local file path here: keep machines' paths out
         choice = raw["choices"][0]
         u = raw.get("usage") or {}
         return Completion(

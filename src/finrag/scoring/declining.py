@@ -129,12 +129,16 @@ def false_premise_response(
     text = str(answer or "")
     if _FLAG_RE.search(text):
         return "flagged"
-    if premise_figures and repeats_premise(text, premise_figures) and re.search(
-        r"\b(?:not|no|never|instead|incorrect|wrong)\b", text, re.IGNORECASE
+    if (
+        premise_figures
+        and repeats_premise(text, premise_figures)
+        and re.search(r"\b(?:not|no|never|instead|incorrect|wrong)\b", text, re.IGNORECASE)
     ):
         for f in extract_figures(text):
             window = text[max(0, f.start - 25) : f.start].lower()
-            if f.value in _premise_values(premise_figures) and re.search(r"\b(?:not|never|instead\s+of)\s*$", window):
+            if f.value in _premise_values(premise_figures) and re.search(
+                r"\b(?:not|never|instead\s+of)\s*$", window
+            ):
                 return "flagged"
     if is_refusal(text):
         return "declined"
@@ -153,7 +157,9 @@ def _premise_values(premise_figures: Sequence[str | float | Figure]) -> list[flo
     return vals
 
 
-def repeats_premise(answer: str, premise_figures: Sequence[str | float | Figure], rel_tol: float = 0.01) -> bool:
+def repeats_premise(
+    answer: str, premise_figures: Sequence[str | float | Figure], rel_tol: float = 0.01
+) -> bool:
     """True when the answer states one of the made-up figures (within ``rel_tol``)."""
     want = _premise_values(premise_figures)
     got = [f.value for f in extract_figures(str(answer or "")) if not f.is_year]

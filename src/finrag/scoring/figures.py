@@ -109,7 +109,9 @@ _MONTHS = (
 )
 _MONTH_BEFORE = re.compile(rf"(?:{_MONTHS})\.?\s+$", re.IGNORECASE)
 _MONTH_AFTER = re.compile(rf"^\s*(?:de\s+)?(?:{_MONTHS})\b", re.IGNORECASE)
-_YEAR_PREFIX = re.compile(r"(?:\b(?:FY|CY|FQ|Q[1-4]|H[12]|fiscal(?:\s+year)?|año|ejercicio)\s?'?|'\s?)$", re.IGNORECASE)
+_YEAR_PREFIX = re.compile(
+    r"(?:\b(?:FY|CY|FQ|Q[1-4]|H[12]|fiscal(?:\s+year)?|año|ejercicio)\s?'?|'\s?)$", re.IGNORECASE
+)
 _ORDINAL_AFTER = re.compile(r"^(?:st|nd|rd|th|º|ª|er|o)\b", re.IGNORECASE)
 _FORM_AFTER = re.compile(r"^-(?:K|Q|F|KSB|QSB)\b")
 _LIST_MARKER = re.compile(r"(?:^|\n)[ \t]*$")
@@ -126,8 +128,12 @@ _STATED_SCALE_RE = re.compile(
 )
 
 _ES_HINT = re.compile(r"\b(?:millones|miles|ejercicio|beneficio|ingresos|el|la|los|del|por\s+ciento)\b", re.I)
-_ES_NUM = re.compile(r"\d{1,3}(?:\.\d{3})+,\d+|(?<![\d.,])\d+,\d{1,2}(?![\d,.])|\d{1,3}(?:\.\d{3}){2,}(?![\d,])")
-_EN_NUM = re.compile(r"\d{1,3}(?:,\d{3})+\.\d+|(?<![\d.,])\d+\.\d{1,2}(?![\d,.])|\d{1,3}(?:,\d{3}){2,}(?![\d.])")
+_ES_NUM = re.compile(
+    r"\d{1,3}(?:\.\d{3})+,\d+|(?<![\d.,])\d+,\d{1,2}(?![\d,.])|\d{1,3}(?:\.\d{3}){2,}(?![\d,])"
+)
+_EN_NUM = re.compile(
+    r"\d{1,3}(?:,\d{3})+\.\d+|(?<![\d.,])\d+\.\d{1,2}(?![\d,.])|\d{1,3}(?:,\d{3}){2,}(?![\d.])"
+)
 
 
 @dataclass(frozen=True)
@@ -275,7 +281,11 @@ def extract_figures(text: str, lang: str | None = None, default_scale: float | N
         if digits_only and (_MONTH_BEFORE.search(before) or _MONTH_AFTER.match(text[e0:])):
             continue
         # list markers: "(1) usual and customary ...", "1. Find ..." at a line start
-        bare_parens = m.group("open") and m.group("close") and not (m.group("cur0") or m.group("cur1") or m.group("scale"))
+        bare_parens = (
+            m.group("open")
+            and m.group("close")
+            and not (m.group("cur0") or m.group("cur1") or m.group("scale"))
+        )
         if digits_only and bare_parens and m.group("pct") is None and int(num) < 30:
             continue
         if digits_only and re.match(r"^[.)]\s", text[e0 : e0 + 2]) and _LIST_MARKER.search(text[:lead]):
@@ -308,7 +318,9 @@ def extract_figures(text: str, lang: str | None = None, default_scale: float | N
         if (neg or in_parens) and value > 0:
             value = -value
         if not (is_pct or is_bps or is_pp or is_year or explicit) and dflt:
-            per_unit = re.match(r"^\s*(?:per|a|/)\s*(?:share|unit|diluted|basic)\b", text[m.end() : m.end() + 20], re.I)
+            per_unit = re.match(
+                r"^\s*(?:per|a|/)\s*(?:share|unit|diluted|basic)\b", text[m.end() : m.end() + 20], re.I
+            )
             if not per_unit:
                 scale = dflt
         # trim the captured text to what belongs to the figure (drop an unmatched parenthesis)

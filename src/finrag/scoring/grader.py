@@ -83,6 +83,7 @@ class GradeResult:
 
 # ---------------------------------------------------------------------------------------------- figure matching
 
+
 def _sig_decimals(f: Figure) -> int:
     """Decimals the writer meant: trailing zeros are formatting ("$1577.00", "0.40"), not precision."""
     if f.decimals == 0:
@@ -159,7 +160,10 @@ _STOP_ES = {
 }  # fmt: skip
 _STOPS = {"en": set(ENGLISH_STOP_WORDS) | _EXTRA_STOP, "es": _STOP_ES | _EXTRA_STOP}
 _WORD = re.compile(r"[a-záéíóúñü]+(?:'[a-z]+)?", re.IGNORECASE)
-_COMPOUNDS = [(re.compile(r"\bcash\s*-?\s*flows?\b", re.I), "cashflow"), (re.compile(r"\bu\.?s\.?\b", re.I), "usa")]
+_COMPOUNDS = [
+    (re.compile(r"\bcash\s*-?\s*flows?\b", re.I), "cashflow"),
+    (re.compile(r"\bu\.?s\.?\b", re.I), "usa"),
+]
 _STEMMERS = {"en": snowballstemmer.stemmer("english"), "es": snowballstemmer.stemmer("spanish")}
 
 
@@ -265,7 +269,9 @@ _PREAMBLE = re.compile(
     r"|[\w\s'’]{0,40}\bis\s+(?:calculated|defined|a\s+measure))",
     re.IGNORECASE,
 )
-_EXPLICIT = re.compile(r"(?:^|[,:;]\s*|\banswer\s+is\s+)(yes|no)\b(?!\s+(?:doubt|longer|more|less))", re.IGNORECASE)
+_EXPLICIT = re.compile(
+    r"(?:^|[,:;]\s*|\banswer\s+is\s+)(yes|no)\b(?!\s+(?:doubt|longer|more|less))", re.IGNORECASE
+)
 
 
 def _soft(sentence: str, question: str) -> str:
@@ -443,7 +449,10 @@ def grade(
     # 2. yes/no gold
     if g_pol and a_pol:
         if a_pol != g_pol:
-            res.verdict, res.detail = "incorrect", f"polarity {a_pol} vs gold {g_pol}" + ("" if hard else " (soft)")
+            res.verdict, res.detail = (
+                "incorrect",
+                f"polarity {a_pol} vs gold {g_pol}" + ("" if hard else " (soft)"),
+            )
             res.uncertain = not hard
             return _maybe_llm(res, gold, answer, question, llm_grader)
         contradicted = [g for g in unmatched if any(_same_kind(g, a) for a in afigs)]
@@ -474,7 +483,9 @@ def grade(
             res.verdict, res.unit_mismatch = "incorrect", True
             res.detail = "answer is off by a power of 1,000"
             return res
-        res.detail = f"{len(unmatched)} of {len(gfigs)} gold figure(s) unmatched: {[g.raw for g in unmatched]}"
+        res.detail = (
+            f"{len(unmatched)} of {len(gfigs)} gold figure(s) unmatched: {[g.raw for g in unmatched]}"
+        )
         return res
 
     # 4. words decide; when the headline also has figures, matching them all lowers the bar for the words

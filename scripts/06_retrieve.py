@@ -1,0 +1,36 @@
+"""Stage 06 retrieve: for one (chunker, embedder), every search method over every available question ->
+one run file per method (top-k chunk ids and scores)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+from _stage import main
+
+from finrag.config import params
+from finrag.contracts import Chunk, Question
+from finrag.io import read_jsonl
+from finrag.retrieval import build_search_context, run_method
+from finrag.grid import write_run
+
+
+def run() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--chunker", required=True)
+    ap.add_argument("--embedder", required=True)
+    args = ap.parse_args()
+    p = params("retrieve")
+    chunks = read_jsonl(Path(p["chunks_dir"]) / f"{args.chunker}.jsonl", Chunk)
+    vectors = np.load(Path(p["embeddings_dir"]) / args.chunker / f"{args.embedder}.npy")
+    questions = [q for q in read_jsonl(Path(p["questions"]), Question) if q.available]
+    ctx = build_search_context(chunks, vectors, args.embedder, p)
+    out_dir = Path(p["out_dir"]) / f"{args.chunker}-{args.embedder}"
+    for method in p["methods"]:
+        rankings = run_method(ctx, method, questions, p["k"])
+        write_run(out_dir / f"{method}.jsonl", rankings)
+
+
+if __name__ == "__main__":
+    main(run)

@@ -1,0 +1,69 @@
+"""Assemble a search setup (chunks + BM25 + dense store + re-ranker) and run it over questions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from finrag.contracts import Chunk, Document, Question
+from finrag.search import BM25Index, SearchContext, question_filter, search
+
+
+def build_search_context(
+    chunks: Sequence[Chunk],
+    vectors: np.ndarray | None,
+    embedder_name: str | None,
+    p: Mapping,
+    methods: Sequence[str] | None = None,
+) -> SearchContext:
+    """Everything the configured methods need; the re-ranker and the dense index are built only when used."""
+    methods = list(methods or p["methods"])
+    bm25 = BM25Index([c.text for c in chunks], **p["bm25"])
+    dense = reranker = None
+    if vectors is not None and embedder_name and any(m in ("dense", "hybrid", "hybrid_rerank") for m in methods):
+        from finrag.embedding import make_embedder
+        from finrag.stores import DenseIndex, make_store
+
+        if len(vectors) != len(chunks):
+            raise ValueError(f"{len(vectors)} vectors for {len(chunks)} chunks: re-run the embed stage")
+        store = make_store(p.get("store", "faiss"), dim=int(vectors.shape[1]))
+        store.add(list(range(len(chunks))), vectors)
+        embedder = make_embedder(embedder_name, **p.get("embedders", {}).get(embedder_name, {}))
+        dense = DenseIndex(embedder, store, [c.text for c in chunks])
+    if "hybrid_rerank" in methods:
+        from finrag.reranker import CrossEncoderReranker
+
+        model = p["reranker"]
+        reranker = CrossEncoderReranker(str(Path(model)) if Path(model).exists() else model)
+    return SearchContext(
+        chunks=list(chunks),
+        bm25=bm25,
+        dense=dense,
+        reranker=reranker,
+        depth=p["depth"],
+        rrf_k=p["rrf_k"],
+        weights=tuple(p["rrf_weights"]) if p.get("rrf_weights") else None,
+        rerank_depth=p["rerank_depth"],
+    )
+
+
+def run_method(
+    ctx: SearchContext,
+    method: str,
+    questions: Sequence[Question],
+    k: int,
+    documents: Sequence[Document] | None = None,
+    progress: bool = True,
+) -> dict[str, list[tuple[Chunk, float]]]:
+    """Top-k chunks per question; with `documents`, the company/period metadata filter is applied."""
+    out = {}
+    for q in tqdm(questions, desc=f"search[{method}]", disable=not progress, unit="q"):
+        allowed = None
+        if documents is not None:
+            allowed = ctx.chunk_indices(question_filter(q, list(documents))) or None
+        hits = search(ctx, method, q.question, k, allowed)
+        out[q.qid] = [(ctx.chunks[i], s) for i, s in hits]
+    return out
