@@ -8,7 +8,7 @@ from _stage import main
 
 from finrag.config import params
 from finrag.contracts import Chunk, Question
-from finrag.grid import breakdowns, evaluate_grid, heatmap, read_run
+from finrag.grid import breakdowns, evaluate_grid, headline, heatmap, read_run
 from finrag.io import read_jsonl, write_json
 from finrag.provenance import provenance
 from finrag.tracking import stage_run
@@ -31,6 +31,7 @@ def run() -> None:
     result = {
         "questions_scored": len(questions),
         "setups": table,
+        "headline": headline(table),
         "variance_shares_recall_at_5": variance,
         "by_question_type": breakdowns(rows, factors, "question_type"),
         "by_reasoning": breakdowns(rows, factors, "reasoning"),

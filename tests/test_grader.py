@@ -149,6 +149,14 @@ CASES = [
         False,
     ),
     (
+        "change-from-two-levels",
+        "No. Debt decreased by $229 million.",
+        "Debt was $150,868 million in 2021 and $150,639 million in 2022.",
+        "",
+        "correct",
+        False,
+    ),
+    (
         "extra-working-allowed",
         "1.73",
         "Assets $1,001,425 / liabilities $577,464 = 1.73.",

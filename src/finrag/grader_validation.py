@@ -5,6 +5,23 @@ file and overall as Cohen's kappa with a bootstrap 95% interval over the three l
 refusal), a binary kappa (correct vs not), the confusion matrix (rows: human, columns: finrag), and the list of
 disagreements for reading. Nothing is written here: the caller (the lead's pipeline stage) writes the returned
 ``metrics`` and ``disagreements`` (e.g. results/metrics/grader_validation.json, results/grader_disagreements.jsonl).
+
+Where the grader and the FinanceBench labellers differ (read off the disagreements; no item is special-cased):
+
+* Tolerance. The grader's 1% band is looser than the labellers on metric questions (65.2% for 65.4%, 93.55 for
+  93.86 were labelled incorrect) and stricter on small percentages (0.5% for 0.4%, 7.8% for 7.9% were labelled
+  correct). Humans were not consistent between the two.
+* "Not mentioned" for a gold of "none"/"0": labellers mostly call "the filing does not mention any ..." a refusal
+  (and occasionally correct); the grader always calls it a refusal unless the answer states the zero.
+* Caveated answers: a refusal cue plus related figures is a refusal for the labellers unless a result is stated;
+  the grader approximates "stated" by a computed "= x" or a concluding sentence, and errs both ways.
+* Paraphrased free text ("packaging industry" for "a global leader in packaging production") has low word
+  recall; lists and multi-part golds are judged on the gold's first sentence only.
+* Answers that paste filing text can contain the gold number by chance and are then graded correct.
+* Label noise: identical answers to the same question sometimes carry different labels, and a few labels follow
+  an upstream gold that was later corrected (financebench_id_00070).
+* Per-file kappas are lower than the overall one: part of the overall agreement is between-file (closed-book
+  and retrieval-failure files are mostly refusals, which both raters find easily).
 """
 
 from __future__ import annotations

@@ -74,6 +74,19 @@ def breakdowns(rows: pd.DataFrame, factors: Sequence[str], by: str, metric: str 
     ]
 
 
+def headline(table: Sequence[dict], metric: str = "evidence_recall_at_5") -> dict:
+    """The figures the README and the predictions quote: the best setup by `metric` and method means."""
+    scored = [s for s in table if s.get(metric) is not None]
+    best = max(scored, key=lambda s: s[metric]) if scored else None
+    by_method: dict[str, list[float]] = {}
+    for s in scored:
+        by_method.setdefault(s["method"], []).append(s[metric])
+    return {
+        "best": best,
+        "mean_recall_at_5_by_method": {m: sum(v) / len(v) for m, v in sorted(by_method.items())},
+    }
+
+
 def select_setup(setups: Sequence[dict], rule: Mapping) -> dict:
     """Apply the selection rule fixed in params.yaml: maximise `metric`; ties (within `tie_tolerance`) go to the
     cheaper setup by the order of `cost_order` (methods, then embedders, then chunkers, cheapest first)."""

@@ -1,9 +1,9 @@
 """Did the model decline to answer, and how did it handle a made-up premise?
 
 A refusal is a statement that the answer cannot be given ("not stated", "cannot be determined", "the context does
-not provide", "no se indica", "as an AI I don't have access"). It is judged from the opening of the answer (the
-first sentences): answers that first give a figure and later add "other details are not provided" are answers,
-not refusals. The grader decides what to do when a refusal also contains a usable answer.
+not provide", "no se indica", "as an AI I don't have access"). ``is_refusal`` judges the opening sentences (an
+answer that first gives a figure and later adds "other details are not provided" is an answer); the grader looks
+for a cue anywhere and then decides whether the answer still commits to a result.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Literal
 
 from finrag.scoring.figures import Figure, extract_figures
 
-__all__ = ["false_premise_response", "has_attempt", "is_refusal", "refusal_cue", "repeats_premise"]
+__all__ = ["false_premise_response", "is_refusal", "refusal_cue", "repeats_premise"]
 
 _INFO = (
     r"(?:information|info|data|details?|figures?|numbers?|evidence|context|text|document|documents|excerpts?|filing"
@@ -72,13 +72,6 @@ _EXACT_REFUSALS = re.compile(
     r"|no\s+(?:answer|data)|desconocido|no\s+consta)\W*$",
     re.IGNORECASE,
 )
-# an attempt after a caveat: "not explicitly stated; however, we can calculate it: ..."
-_ATTEMPT_RE = re.compile(
-    r"\b(?:however|but|nevertheless|nonetheless|that\s+said|sin\s+embargo|no\s+obstante)\b[^.]{0,80}?\b(?:can|could"
-    r"|may|might|we|I|it|is|are|was|appears?|seems?|based|using|calculat|estimat|approximat|infer|deduc|assum|podemos"
-    r"|se\s+puede|calcul)",
-    re.IGNORECASE,
-)
 _FLAG_RE = re.compile(
     r"\b(?:premise|assumption|question)\s+(?:\w+\s+){0,3}(?:is|appears|seems|may\s+be|might\s+be|contains?)\s+"
     r"(?:\w+\s+){0,2}(?:incorrect|wrong|false|mistaken|inaccurate|erroneous|flawed|not\s+(?:correct|accurate|supported))"
@@ -109,11 +102,6 @@ def refusal_cue(text: str, n_sentences: int = 2) -> str | None:
 def is_refusal(text: str) -> bool:
     """True when the answer opens by declining: says the information is absent or the question unanswerable."""
     return refusal_cue(text) is not None
-
-
-def has_attempt(text: str) -> bool:
-    """True when a caveated answer goes on to attempt one anyway ("..., however we can calculate ...")."""
-    return _ATTEMPT_RE.search(str(text or "")) is not None
 
 
 def false_premise_response(

@@ -2,26 +2,40 @@
 
 Rules (each is a documented choice, validated against FinanceBench's human labels in ``finrag.grader_validation``):
 
-* **Refusal** — the answer opens by declining (``declining.is_refusal``) and does not go on to give the gold
-  figure or the gold yes/no -> ``refusal``. An answer that caveats and then attempts a number ("not stated;
-  however we can estimate ...") is graded as an answer.
-* **Numeric gold** — every gold figure (years excluded) must be matched by some answer figure: same sign (words
-  like "decline"/"loss" or accounting parentheses stand in for a minus), same kind (percent with percent, basis
-  points converted to percent; a bare decimal may match a percent gold x100, e.g. 0.654 vs 65.4%), and value within
-  1% relative tolerance — or within half a unit of the gold's last written decimal, because a gold of "0.01"
-  written to two decimals is matched by 0.0103. Figures carry their scale: "$1,577 million", "$1.577 billion" and
-  a bare "1577" under a question saying "in USD millions" are all 1.577e9.
+* **Refusal** — the answer contains a refusal cue (``declining.refusal_cue``) and neither gives the gold
+  figure / gold yes-no nor commits to a result of its own (a computed "= 12.5", "Therefore, ... is ...")
+  -> ``refusal``. An answer that caveats and then commits ("not stated; therefore the ratio is 12.5") is graded
+  as an answer.
+* **Numeric gold** — every gold figure (years excluded) must be matched by some answer figure: same kind
+  (percent with percent, basis points converted to percent; a bare decimal may match a percent gold x100, e.g.
+  0.654 vs 65.4%, and a percent a bare ratio gold /100) and value within 1% relative tolerance — or equal at the
+  gold's written precision (trailing zeros are formatting: "$0.40" has one decimal; a gold "0.01" is matched by
+  0.0143), or equal at the answer's coarser precision when that is within 5% (0.6% for 0.62%). Figures carry
+  their scale: "$1,577 million", "$1.577 billion", "$1,577,000,000" and a bare "1577" under a question saying
+  "in USD millions" are all 1.577e9 (a default scale may also be ignored: "1.73" in an answer that says "(in
+  thousands)" elsewhere is still 1.73).
 * **Extra answer figures are allowed** (answers show their working); years and figures quoted from the question
-  are not answer figures (they cannot match a gold figure the question does not already contain).
+  are not answer figures (they cannot match a gold figure the question does not already contain). Two limits:
+  for a single-figure gold, when the answer's closing sentence states a figure of the same kind, the gold must
+  be matched there (a right intermediate cannot rescue a wrong conclusion); and a gold *change* may be matched
+  by the difference of two nearby answer figures (the levels it is computed from).
+* **Which gold figures count**: those of the gold's first sentence (later sentences explain it). A gold whose
+  first sentence is essentially its figures (at most one content word beyond the question) is *numeric*: all
+  its figures must match. Otherwise the words decide (below); matching all the figures lowers the bar.
+* **Signs** are compared by magnitude: "decreased by $229 million" answers a gold of -$229 million, and an
+  accounting "(0.6)%" answers 0.62%; the FinanceBench labellers did not penalise sign conventions.
 * **Off by a power of 1,000** (answer/gold within 1% of 1e3, 1e6, 1e-3 or 1e-6) -> ``incorrect`` with
   ``unit_mismatch=True``.
 * **Yes/no gold** (gold opens with yes/no) — the answer's polarity must agree; when it agrees the answer is
-  correct unless it states a gold figure wrong (off by a power of 1,000). An explicit "Yes"/"No" at the start
-  of the answer is a hard polarity; one read off negations/direction words in the first sentence is soft.
-* **Free-text gold** — content-word recall (gold words, stemmed, minus stop words and words of the question)
-  at or above ``recall_threshold`` -> correct. Gold figures, if any, count as content. In a band around the
-  threshold the result is *uncertain*; only then, and only for free-text golds, the optional ``llm_grader`` is
-  asked and its verdict is used (``method="llm"``).
+  correct unless the gold's headline figures are all missed while the answer states figures of the same kind
+  (a right "yes" with a wrong quick ratio is incorrect). An explicit "Yes"/"No" is a hard polarity; one read
+  off negations/direction words of the verdict sentence (last relevant conclusion, else the first sentence
+  unless it is a preamble) is soft. No readable polarity: the rest of the gold is graded as below.
+* **Free-text gold** — content-word recall (gold words, Snowball-stemmed, minus stop words and words of the
+  question; names and acronyms weigh twice) at or above ``recall_threshold`` (0.4) -> correct. In a band
+  (+-0.15) around the threshold, and for a yes/no read softly, the result is *uncertain*; only then — never for
+  a numeric gold — the optional ``llm_grader(gold, answer, question)`` is asked and its verdict is used
+  (``method="llm"``, counted in the validation metrics).
 """
 
 from __future__ import annotations
@@ -49,6 +63,7 @@ ROUNDING_CAP = 0.05
 RECALL_THRESHOLD = 0.4  # content-word recall for a free-text gold (calibrated on FinanceBench's human labels)
 RELEVANCE_MIN = 0.3
 NAME_WEIGHT = 2.0
+DERIVED_WINDOW = 3  # a change may be matched by the difference of two answer figures at most this far apart
 MIXED_RECALL_MIN = 0.25  # a gold of words + figures: all figures matched and at least this content recall  # share of the question's content words an opening needs before its polarity is read  # a rounding-based match may not be further off than this (relative)
 POWERS = (1e3, 1e6, 1e-3, 1e-6)
 
@@ -384,11 +399,36 @@ def _match_all(
                 hit = a
                 break
             mismatch = mismatch or r == "unit_mismatch"
+        if hit is None:
+            hit = _derived_match(g, afigs, tol)
         if hit is not None:
             matched.append((g, hit))
         else:
             unmatched.append(g)
     return matched, unmatched, mismatch
+
+
+def _derived_match(g: Figure, afigs: list[Figure], tol: float) -> Figure | None:
+    """A gold change ("debt decreased by $229 million", "margin fell 0.8%") stated in the answer as the two levels
+    it is computed from ("$150,868 million ... $150,639 million", "19.4% to 18.5%"): the difference of two nearby
+    answer figures of the same kind matches the gold."""
+    same = [
+        a
+        for a in afigs
+        if a.is_ratio_unit == g.is_ratio_unit and (a.currency is None) == (g.currency is None)
+    ]
+    for i, a in enumerate(same):
+        for b in same[i + 1 : i + 1 + DERIVED_WINDOW]:
+            diff = abs(_kind(a)[1] - _kind(b)[1])
+            if diff == 0:
+                continue
+            kind = "pct" if g.is_ratio_unit else "num"
+            scale = 1.0 if kind == "pct" else min(a.scale, b.scale)
+            d = Figure(value=diff, raw=f"{b.raw} - {a.raw}", start=a.start, end=b.end, is_percent=kind == "pct",
+                       scale=scale, scale_explicit=True, currency=a.currency, decimals=max(a.decimals, b.decimals))  # fmt: skip
+            if match_figure(g, d, tol) == "match":
+                return d
+    return None
 
 
 _FIRST_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n+")

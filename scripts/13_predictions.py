@@ -1,0 +1,24 @@
+"""Stage 13 predictions: check docs/predictions.yaml (written before the results) against results/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _stage import main
+
+from finrag.config import params
+from finrag.io import write_json
+from finrag.predictions import evaluate, load_predictions
+from finrag.report.render import load_results
+
+
+def run() -> None:
+    p = params("predictions")
+    results = load_results(Path("results"))
+    results.pop("predictions", None)
+    out = evaluate(load_predictions(Path(p["file"])), results)
+    write_json(Path(p["metrics_out"]), out)
+
+
+if __name__ == "__main__":
+    main(run)
