@@ -12,6 +12,7 @@ from finrag.config import mirror_dir, params
 from finrag.humanlabels import load_all
 from finrag.io import write_json
 from finrag.provenance import provenance
+from finrag.report.forest import forest_plot
 from finrag.scoring.judge import make_judge
 from finrag.tracking import stage_run
 
@@ -36,6 +37,18 @@ def run() -> None:
             for row in summary_table(res):
                 result["summary"].append({"judge": name, "pair": f"human vs {name}", **row})
         tracker.metrics({"items": len(items)})
+    forest_rows = [
+        {
+            "label": f"{r['pair']}: {r['benchmark']}" + (f"/{r['subset']}" if r["subset"] != "all" else "")
+            + (f" ({r['level']})" if r["level"] != "binary" else ""),
+            "kappa": r["kappa"],
+            "kappa_ci": r["kappa_ci"],
+            "kind": "human" if r["pair"].startswith("human") else "ai",
+        }
+        for r in result["summary"]
+        if r["subset"] == "all" or r["benchmark"] == "findver"
+    ]
+    forest_plot(forest_rows, Path(p["forest_plot"]))
     result["_provenance"] = provenance("12_agreement", p, datasets=["findver", "attributionbench", "expertqa"])
     write_json(Path(p["metrics_out"]), result)
 

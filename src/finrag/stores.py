@@ -114,7 +114,9 @@ class FaissStore(VectorStore):
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp")
-        faiss.write_index(self._index if self._index is not None else faiss.IndexIDMap2(faiss.IndexFlatIP(1)), str(tmp))
+        faiss.write_index(
+            self._index if self._index is not None else faiss.IndexIDMap2(faiss.IndexFlatIP(1)), str(tmp)
+        )
         os.replace(tmp, path)
 
     @classmethod
@@ -187,7 +189,9 @@ class QdrantStore(VectorStore):
         for s in range(0, len(ids), self.batch_size):
             self._client.upsert(
                 self.collection,
-                points=models.Batch(ids=ids[s : s + self.batch_size], vectors=x[s : s + self.batch_size].tolist()),
+                points=models.Batch(
+                    ids=ids[s : s + self.batch_size], vectors=x[s : s + self.batch_size].tolist()
+                ),
                 wait=True,
             )
 
@@ -215,14 +219,20 @@ class QdrantStore(VectorStore):
             vecs += [p.vector for p in points]
             if offset is None:
                 break
-        return np.asarray(ids, dtype=np.int64), np.asarray(vecs, dtype=np.float32).reshape(len(ids), self.dim or 0)
+        return np.asarray(ids, dtype=np.int64), np.asarray(vecs, dtype=np.float32).reshape(
+            len(ids), self.dim or 0
+        )
 
     def save(self, path: str | Path) -> None:
         """A portable snapshot (ids + vectors as .npz, and a JSON sidecar), whatever the client mode."""
-        ids, vecs = self._all() if self.dim is not None else (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
+        ids, vecs = (
+            self._all() if self.dim is not None else (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
+        )
         with atomic_open(path, "wb") as fh:
             np.savez(fh, ids=ids, vectors=vecs)
-        write_json(f"{path}.json", {"kind": self.kind, "collection": self.collection, "dim": self.dim, "n": len(ids)})
+        write_json(
+            f"{path}.json", {"kind": self.kind, "collection": self.collection, "dim": self.dim, "n": len(ids)}
+        )
 
     @classmethod
     def load(cls, path: str | Path, **client_kwargs) -> QdrantStore:
@@ -274,7 +284,9 @@ class DenseIndex:
                 vecs = embedder.embed_passages(list(chunk_texts))
             store.add(list(range(len(chunk_texts))), vecs)
         elif len(store) != len(chunk_texts):
-            raise ValueError(f"store holds {len(store)} vectors but {len(chunk_texts)} chunk texts were given")
+            raise ValueError(
+                f"store holds {len(store)} vectors but {len(chunk_texts)} chunk texts were given"
+            )
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def query_vector(self, query: str) -> np.ndarray:

@@ -1,0 +1,468 @@
+"""A small local web page on which a person labels the claims of finrag's own answers.
+
+Why: judge agreement on public benchmarks says little about finrag's answers, so a person labels a sample of
+them here, blind to any judge: the page shows the question, the numbered passages the model saw and the answer
+cut into claims (`split_claims`), never a verdict, never the run or model that wrote it. Each labelled claim is
+one JSON line appended (write + flush + fsync) to `<labels_dir>/<labeller>.jsonl`, the format
+`finrag.humanlabels.load_finrag_labels` reads; a re-labelled claim is a new line, and the loader keeps the
+latest.
+
+Standard library only (http.server) plus jinja2 (already a dependency) for an escaped page. The page loads one
+same-origin script (no inline script, strict Content-Security-Policy) and all text is escaped by jinja2's
+autoescape, so an answer or passage cannot inject HTML. It binds to 127.0.0.1 unless told otherwise, and on a
+loopback address it refuses requests whose Host header is not loopback (DNS rebinding) and POSTs that are not
+JSON (cross-site forms).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import random
+import re
+import threading
+import webbrowser
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import jinja2
+
+from finrag.contracts import Answer, Question
+from finrag.io import read_jsonl
+from finrag.scoring.claims import split_claims
+
+VERDICTS = ("supported", "unsupported", "contradicted")
+STATIC_DIR = Path(__file__).parent / "labelling_static"
+MAX_BODY = 1 << 20  # bytes of one POST
+MAX_NOTE = 2000  # characters of one note
+_LABELLER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; form-action 'none'"
+
+
+class LabelError(ValueError):
+    """A request the page cannot accept (answered with 400 and this message)."""
+
+
+class NotFound(LabelError):
+    """An item index outside the list (answered with 404)."""
+
+
+@dataclass
+class Item:
+    """One answer to label: what the person sees, plus the ids the labels are recorded under."""
+
+    answer_id: str
+    qid: str
+    run_id: str
+    replicate: int
+    question: str
+    answer_text: str
+    passages: list[dict]  # {n, doc_id, pages, text}: exactly what the model saw
+    claims: list[dict]  # {claim_id, text}
+
+
+def make_answer_id(answer: Answer) -> str:
+    """Deterministic id of an answer: the same answer file gives the same ids on every run."""
+    return f"{answer.run_id}/{answer.qid}/{answer.replicate}"
+
+
+def make_claim_id(answer_id: str, i: int) -> str:
+    """Id of the i-th claim (1-based, as split_claims numbers them) of an answer."""
+    return f"{answer_id}#{i}"
+
+
+def _paths(p: str | Path | Sequence[str | Path]) -> list[Path]:
+    return [Path(p)] if isinstance(p, str | Path) else [Path(x) for x in p]
+
+
+def load_items(
+    answers_path: str | Path | Sequence[str | Path],
+    questions_path: str | Path | Sequence[str | Path] | None = None,
+    shuffle_seed: int | None = None,
+) -> tuple[list[Item], dict[str, int]]:
+    """The answers to label, in file order (or shuffled reproducibly), and what was left out and why.
+
+    Answers with no claims (refusals, only remarks about the passages) have nothing to label and are left out;
+    a repeated answer id is an error naming the file, since its labels could not be told apart.
+    """
+    questions: dict[str, str] = {}
+    for qp in _paths(questions_path) if questions_path is not None else []:
+        for q in read_jsonl(qp, Question):
+            questions[q.qid] = q.question
+    items: list[Item] = []
+    seen: dict[str, Path] = {}
+    skipped = {"no_claims": 0}
+    for ap in _paths(answers_path):
+        for a in read_jsonl(ap, Answer):
+            aid = make_answer_id(a)
+            if aid in seen:
+                raise ValueError(f"{ap}: answer {aid} appears twice (first in {seen[aid]})")
+            seen[aid] = ap
+            claims = split_claims(a.text)
+            if not claims:
+                skipped["no_claims"] += 1
+                continue
+            items.append(
+                Item(
+                    answer_id=aid,
+                    qid=a.qid,
+                    run_id=a.run_id,
+                    replicate=a.replicate,
+                    question=questions.get(a.qid, ""),
+                    answer_text=a.text,
+                    passages=[
+                        {"n": p.n, "doc_id": p.doc_id, "pages": list(p.pages), "text": p.text} for p in a.passages
+                    ],
+                    claims=[
+                        {"claim_id": make_claim_id(aid, i), "text": c.text} for i, c in enumerate(claims, 1)
+                    ],
+                )
+            )
+    if shuffle_seed is not None:
+        random.Random(shuffle_seed).shuffle(items)
+    return items, skipped
+
+
+@dataclass
+class LabelStore:
+    """The labeller's file: appended one line at a time; remembers the latest label per claim for the page."""
+
+    path: Path
+    labeller: str
+    latest: dict[str, dict] = field(default_factory=dict)  # claim_id -> {verdict, note, time}
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        if self.path.exists():
+            for r in read_jsonl(self.path):
+                self._remember(r)
+
+    def _remember(self, r: dict) -> None:
+        cid = r.get("claim_id")
+        old = self.latest.get(cid)
+        if old is None or str(r.get("time", "")) >= str(old.get("time", "")):
+            self.latest[cid] = {"verdict": r.get("verdict"), "note": r.get("note", ""), "time": r.get("time")}
+
+    def append(self, records: list[dict]) -> None:
+        """Append each record as one line, flushed and fsynced, so a crash loses at most the line being written."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.lock, open(self.path, "a", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+                self._remember(r)
+
+
+class LabellingApp:
+    """The state behind the page: the items, the labeller's store, and the request logic (no HTTP in here)."""
+
+    def __init__(self, items: list[Item], store: LabelStore, skipped: dict[str, int] | None = None) -> None:
+        self.items = items
+        self.store = store
+        self.skipped = dict(skipped or {})
+        self.by_id = {it.answer_id: k for k, it in enumerate(items)}
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(STATIC_DIR),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
+        )
+        self.template = env.get_template("page.html")
+
+    # ------------------------------------------------------------------ progress
+    def is_done(self, k: int) -> bool:
+        return all(c["claim_id"] in self.store.latest for c in self.items[k].claims)
+
+    def progress(self) -> dict:
+        return {
+            "answers_labelled": sum(self.is_done(k) for k in range(len(self.items))),
+            "answers": len(self.items),
+            "claims_labelled": sum(c["claim_id"] in self.store.latest for it in self.items for c in it.claims),
+            "claims": sum(len(it.claims) for it in self.items),
+        }
+
+    def next_open(self, after: int = -1) -> int | None:
+        """The first answer after `after` (wrapping round) that still has an unlabelled claim; None if none."""
+        n = len(self.items)
+        for step in range(1, n + 1):
+            k = (after + step) % n
+            if not self.is_done(k):
+                return k
+        return None
+
+    # ------------------------------------------------------------------ views
+    def index(self, raw: str | None) -> int:
+        if not self.items:
+            raise LabelError("there are no answers with claims to label")
+        if raw is None or raw == "":
+            k = self.next_open()
+            return 0 if k is None else k
+        try:
+            k = int(raw)
+        except ValueError:
+            raise LabelError(f"item index {raw!r} is not an integer") from None
+        if not 0 <= k < len(self.items):
+            raise NotFound(f"item index {k} is out of range 0..{len(self.items) - 1}")
+        return k
+
+    def item_json(self, k: int) -> dict:
+        """What the page shows for item k: no judge verdict, no run or model (only ids the labels need)."""
+        it = self.items[k]
+        claims = [{**c, "label": self._label(c["claim_id"])} for c in it.claims]
+        return {
+            "i": k,
+            "n": len(self.items),
+            "answer_id": it.answer_id,
+            "qid": it.qid,
+            "question": it.question,
+            "answer_text": it.answer_text,
+            "passages": it.passages,
+            "claims": claims,
+            "labeller": self.store.labeller,
+            "progress": self.progress(),
+        }
+
+    def _label(self, claim_id: str) -> dict | None:
+        lab = self.store.latest.get(claim_id)
+        return None if lab is None else {"verdict": lab["verdict"], "note": lab.get("note") or ""}
+
+    def page(self, k: int) -> str:
+        data = self.item_json(k)
+        return self.template.render(
+            item=data,
+            verdicts=VERDICTS,
+            prev_i=k - 1 if k > 0 else None,
+            next_i=k + 1 if k + 1 < len(self.items) else None,
+            all_done=self.next_open() is None,
+        )
+
+    # ------------------------------------------------------------------ labels
+    def label(self, body: dict) -> dict:
+        """Validate a label request (one label or {answer_id, labels: [...]}) and record it, all or nothing."""
+        if not isinstance(body, dict):
+            raise LabelError("the request body must be a JSON object")
+        entries = body.get("labels")
+        if entries is None:
+            entries = [{k: body[k] for k in ("claim_id", "verdict", "note") if k in body}]
+        if not isinstance(entries, list) or not entries:
+            raise LabelError("'labels' must be a non-empty list of {claim_id, verdict, note}")
+        answer_id = body.get("answer_id")
+        if not isinstance(answer_id, str) or answer_id not in self.by_id:
+            raise LabelError(f"unknown answer_id {answer_id!r}")
+        it = self.items[self.by_id[answer_id]]
+        claims = {c["claim_id"]: c["text"] for c in it.claims}
+        now = datetime.now(UTC).isoformat(timespec="microseconds")
+        records = []
+        for e in entries:
+            if not isinstance(e, dict):
+                raise LabelError("each label must be a JSON object {claim_id, verdict, note}")
+            cid, verdict, note = e.get("claim_id"), e.get("verdict"), e.get("note", "")
+            if cid not in claims:
+                raise LabelError(f"unknown claim_id {cid!r} for answer {answer_id}")
+            if verdict not in VERDICTS:
+                raise LabelError(f"verdict {verdict!r} for {cid} is not one of {', '.join(VERDICTS)}")
+            note = "" if note is None else note
+            if not isinstance(note, str) or len(note) > MAX_NOTE:
+                raise LabelError(f"note for {cid} must be text of at most {MAX_NOTE} characters")
+            records.append(
+                {
+                    "answer_id": answer_id,
+                    "claim_id": cid,
+                    "claim": claims[cid],
+                    "passages": it.passages,
+                    "verdict": verdict,
+                    "note": note.strip(),
+                    "labeller": self.store.labeller,
+                    "time": now,
+                    "qid": it.qid,
+                    "run_id": it.run_id,
+                    "replicate": it.replicate,
+                }
+            )
+        self.store.append(records)
+        k = self.by_id[answer_id]
+        return {"saved": len(records), "progress": self.progress(), "next": self.next_open(k)}
+
+
+# ---------------------------------------------------------------------------------------------- HTTP
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: LabellingServer
+    server_version = "finrag-labelling"
+    sys_version = ""
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - signature of the base class
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    # ---------------------------------------------------------------- responses
+    def _send(self, status: int, body: bytes, ctype: str, extra: dict | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Security-Policy", _CSP)
+        self.send_header("Referrer-Policy", "no-referrer")
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, status: int, obj) -> None:
+        self._send(status, json.dumps(obj, ensure_ascii=False).encode(), "application/json; charset=utf-8")
+
+    def _error(self, status: int, message: str) -> None:
+        if self.path.startswith("/api/"):
+            self._json(status, {"error": message})
+        else:
+            self._send(status, message.encode() + b"\n", "text/plain; charset=utf-8")
+
+    def _host_ok(self) -> bool:
+        if not self.server.loopback_only:
+            return True
+        host = self.headers.get("Host", "")
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return _is_loopback(name)
+
+    # ---------------------------------------------------------------- routes
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        if not self._host_ok():
+            return self._error(HTTPStatus.FORBIDDEN, "Host header is not a loopback address")
+        url = urlsplit(self.path)
+        q = parse_qs(url.query)
+        app = self.server.app
+        try:
+            if url.path in ("/", "/index.html"):
+                k = app.index(q.get("i", [None])[0])
+                return self._send(HTTPStatus.OK, app.page(k).encode(), "text/html; charset=utf-8")
+            if url.path == "/api/item":
+                return self._json(HTTPStatus.OK, app.item_json(app.index(q.get("i", [None])[0])))
+            if url.path == "/api/progress":
+                return self._json(HTTPStatus.OK, {**app.progress(), "skipped": app.skipped})
+            if url.path.startswith("/static/"):
+                return self._static(url.path.removeprefix("/static/"))
+        except LabelError as exc:
+            status = HTTPStatus.NOT_FOUND if isinstance(exc, NotFound) else HTTPStatus.BAD_REQUEST
+            return self._error(status, str(exc))
+        return self._error(HTTPStatus.NOT_FOUND, f"no such page: {url.path}")
+
+    do_HEAD = do_GET
+
+    def _static(self, name: str) -> None:
+        path = STATIC_DIR / name
+        if "/" in name or name.startswith(".") or path.suffix not in _STATIC_TYPES or not path.is_file():
+            return self._error(HTTPStatus.NOT_FOUND, f"no such file: {name}")
+        self._send(HTTPStatus.OK, path.read_bytes(), _STATIC_TYPES[path.suffix])
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+        if not self._host_ok():
+            return self._error(HTTPStatus.FORBIDDEN, "Host header is not a loopback address")
+        if urlsplit(self.path).path != "/api/label":
+            return self._error(HTTPStatus.NOT_FOUND, f"no such endpoint: {self.path}")
+        if not self.headers.get("Content-Type", "").lower().startswith("application/json"):
+            return self._error(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "POST /api/label takes application/json")
+        try:
+            length = int(self.headers.get("Content-Length", "0"))
+        except ValueError:
+            return self._error(HTTPStatus.BAD_REQUEST, "Content-Length is not an integer")
+        if length > MAX_BODY:
+            return self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {MAX_BODY} bytes")
+        try:
+            body = json.loads(self.rfile.read(length) or b"null")
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return self._error(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}")
+        try:
+            result = self.server.app.label(body)
+        except LabelError as exc:
+            return self._error(HTTPStatus.BAD_REQUEST, str(exc))
+        self._json(HTTPStatus.OK, result)
+
+
+class LabellingServer(ThreadingHTTPServer):
+    """The HTTP server; `.url` is where the page is (port 0 picks a free port)."""
+
+    daemon_threads = True
+
+    def __init__(self, app: LabellingApp, host: str, port: int, verbose: bool = False) -> None:
+        self.app = app
+        self.verbose = verbose
+        self.loopback_only = _is_loopback(host)
+        if ":" in host:
+            import socket
+
+            self.address_family = socket.AF_INET6
+        super().__init__((host, port), _Handler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        host = f"[{host}]" if ":" in str(host) else host
+        return f"http://{host}:{port}/"
+
+
+def make_server(
+    answers_path: str | Path | Sequence[str | Path],
+    labels_dir: str | Path,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    labeller: str = "anonymous",
+    questions_path: str | Path | Sequence[str | Path] | None = None,
+    shuffle_seed: int | None = None,
+    verbose: bool = False,
+) -> LabellingServer:
+    """Build the server (bound, not yet serving): for tests and for `serve`."""
+    if not _LABELLER.match(labeller):
+        raise ValueError(f"labeller {labeller!r}: use letters, digits, '_', '.', '-' (it names the labels file)")
+    items, skipped = load_items(answers_path, questions_path, shuffle_seed)
+    if not items:
+        raise ValueError(f"{answers_path}: no answers with claims to label")
+    store = LabelStore(Path(labels_dir) / f"{labeller}.jsonl", labeller)
+    return LabellingServer(LabellingApp(items, store, skipped), host, port, verbose=verbose)
+
+
+def serve(
+    answers_path: str | Path | Sequence[str | Path],
+    labels_dir: str | Path,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    labeller: str = "anonymous",
+    questions_path: str | Path | Sequence[str | Path] | None = None,
+    shuffle_seed: int | None = None,
+    open_browser: bool = False,
+) -> None:
+    """Serve the labelling page until Ctrl-C; prints the address (port 0 = a free port)."""
+    server = make_server(answers_path, labels_dir, host, port, labeller, questions_path, shuffle_seed, True)
+    p = server.app.progress()
+    print(
+        f"labelling page: {server.url}  (labeller {labeller}, {p['answers_labelled']}/{p['answers']} answers "
+        f"labelled, labels -> {server.app.store.path}); Ctrl-C to stop",
+        flush=True,
+    )
+    if open_browser:
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

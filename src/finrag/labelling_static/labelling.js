@@ -1,0 +1,50 @@
+// finrag labelling page: collect the chosen verdicts, POST them as JSON, go to the next open answer.
+// Text is never inserted as HTML (textContent only).
+"use strict";
+
+document.addEventListener("DOMContentLoaded", () => {
+  const form = document.getElementById("label-form");
+  const status = document.getElementById("status");
+  if (!form) return;
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const labels = [];
+    const problems = [];
+    form.querySelectorAll("fieldset.claim").forEach((fs, k) => {
+      const chosen = fs.querySelector("input[type=radio]:checked");
+      const note = fs.querySelector("input[type=text]").value.trim();
+      if (chosen) {
+        labels.push({ claim_id: fs.dataset.claimId, verdict: chosen.value, note: note });
+      } else if (note) {
+        problems.push(`claim ${k + 1} has a note but no verdict`);
+      }
+    });
+    if (problems.length) { status.textContent = problems.join("; "); status.className = "error"; return; }
+    if (!labels.length) {
+      status.textContent = "Choose a verdict for at least one claim (or use skip).";
+      status.className = "error";
+      return;
+    }
+    const button = document.getElementById("save");
+    button.disabled = true;
+    status.textContent = "saving...";
+    status.className = "";
+    try {
+      const response = await fetch("/api/label", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ answer_id: form.dataset.answerId, labels: labels }),
+      });
+      const result = await response.json();
+      if (!response.ok) throw new Error(result.error || `HTTP ${response.status}`);
+      status.textContent = `saved ${result.saved} label(s)`;
+      status.className = "ok";
+      window.location.href = result.next === null ? "/?i=" + form.dataset.i : "/?i=" + result.next;
+    } catch (err) {
+      status.textContent = "not saved: " + err.message;
+      status.className = "error";
+      button.disabled = false;
+    }
+  });
+});
