@@ -212,7 +212,7 @@ class STEmbedder(Embedder):
         if max_seq_length:
             self.model.max_seq_length = int(max_seq_length)
         self.fused = patch_mpnet_attention(self.model) if fused_attention else 0
-        self.dim = int(self.model.get_sentence_embedding_dimension())
+        self.dim = int(self.model.get_embedding_dimension())
         wrev = weights_revision or weights_hash(self.path)
         self.revision = _short(wrev, self.precision, str(self.model.max_seq_length))
 

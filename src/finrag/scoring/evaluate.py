@@ -1,0 +1,399 @@
+"""Score every generated answer four separate ways: correctness, groundedness, citations, declining.
+
+The four measurements are kept apart on purpose (an answer can be right but not found in its passages, or faithful
+to a passage from the wrong year); the tables combine them afterwards (finrag.scoring.tables).
+
+One record per answer (JSON-ready dict):
+
+- correctness: the deterministic grader on the final answer (`extract_answer`: the text after "Answer:" for the
+  cot style). Trick questions that should not be answered are scored on behaviour instead: an unanswerable
+  question is right when the answer declines; a false-premise question when it flags the premise (a plain
+  decline is recorded but is not the expected behaviour). `correct` means "did what the question called for";
+  `verdict_source` says which rule applied.
+- declining: `declined` = the final answer opens with a refusal (`is_refusal`) or uses the decline prompt's phrase
+  (`is_decline`); `withheld` = declined, or flagged a false premise; `should_decline` = the question is
+  unanswerable or built on a false premise.
+- groundedness: claims of the whole text (the reasoning of a cot answer makes claims too) judged against the
+  passages the model saw; an answer without claims has groundedness None and is not fully grounded. An optional
+  second judge (the LLM judge, costly) scores a stratified sample of answers per run on the same claims.
+- citations: ALCE citation recall / precision with the primary judge; backend offset citations verified where
+  the answer has them.
+- evidence recall of the passages seen: share of the question's evidence pages covered by the passages'
+  (doc_id, pages), via `retrieval_eval.question_metrics` (None for questions without evidence).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from finrag.contracts import Answer, Chunk, Passage, Question
+from finrag.io import read_jsonl
+from finrag.llm.prompts import extract_answer, is_decline
+from finrag.retrieval_eval import evidence_pages, question_metrics
+from finrag.sampling import stratified_sample
+from finrag.scoring.citations import score_answer_citations
+from finrag.scoring.claims import score_answer, split_claims
+from finrag.scoring.declining import false_premise_response, is_refusal, repeats_premise
+from finrag.scoring.grader import grade
+from finrag.stats import DEFAULT_SEED
+
+__all__ = [
+    "JudgeMeter",
+    "evidence_recall",
+    "load_answers",
+    "run_scoring",
+    "score_answer_record",
+    "score_answers",
+    "should_decline",
+    "write_plots",
+]
+
+ANSWER_BEHAVIOURS = ("", "answer")
+DECLINE_BEHAVIOURS = ("decline", "flag_false_premise")
+
+
+def generator_name(backend: str, model: str) -> str:
+    return f"{backend}/{model}"
+
+
+def should_decline(q: Question) -> bool:
+    """Unanswerable and false-premise questions should not be answered as asked."""
+    return q.expected_behaviour in DECLINE_BEHAVIOURS
+
+
+def evidence_recall(q: Question, passages: Sequence[Passage]) -> float | None:
+    """Share of the question's evidence pages covered by the passages a model saw; None without evidence."""
+    if not evidence_pages(q):
+        return None
+    chunks = [
+        Chunk(chunk_id=p.chunk_id, doc_id=p.doc_id, pages=list(p.pages), spans=[], text=p.text, body=p.text)
+        for p in passages
+    ]
+    k = max(1, len(chunks))
+    return float(question_metrics(q, chunks, ks=(k,))[f"recall@{k}"])
+
+
+def _claims_brief(scored: dict) -> list[dict]:
+    return [{"claim_id": c["claim_id"], "text": c["text"], "verdict": c["verdict"]} for c in scored["claims"]]
+
+
+def score_answer_record(
+    a: Answer,
+    q: Question,
+    judge,
+    llm_judge=None,
+    *,
+    citations: bool = True,
+    grader_params: Mapping | None = None,
+) -> dict:
+    """The record of one answer (see the module docstring); `llm_judge` given = this answer is in its sample."""
+    final = extract_answer(a.text)
+    declined = is_refusal(final) or is_decline(final)
+    rec: dict = {
+        "qid": a.qid,
+        "run_id": a.run_id,
+        "backend": a.backend,
+        "model": a.model,
+        "generator": generator_name(a.backend, a.model),
+        "prompt_style": a.prompt_style,
+        "template_id": a.template_id,
+        "context_mode": a.context_mode,
+        "replicate": a.replicate,
+        "kind": q.kind,
+        "question_type": q.question_type,
+        "expected_behaviour": q.expected_behaviour,
+        "should_decline": should_decline(q),
+        "final_answer": final,
+        "declined": declined,
+    }
+    # 1. correctness
+    fp = rep = None
+    if q.expected_behaviour == "flag_false_premise":
+        fp = false_premise_response(final, q.premise_figures)
+        rep = repeats_premise(final, q.premise_figures) if q.premise_figures else None
+    if q.expected_behaviour in ANSWER_BEHAVIOURS:
+        g = grade(q.answer, final, q.question, **dict(grader_params or {}))
+        verdict, source = g.verdict, "grader"
+        rec.update(unit_mismatch=g.unit_mismatch, grade_method=g.method, grade_detail=g.detail)
+        correct = verdict == "correct"
+    else:
+        ok = declined if q.expected_behaviour == "decline" else fp == "flagged"
+        verdict = "correct" if ok else ("refusal" if declined else "incorrect")
+        source = "behaviour"
+        rec.update(unit_mismatch=False, grade_method="behaviour", grade_detail="")
+        correct = ok
+    rec.update(
+        verdict=verdict,
+        verdict_source=source,
+        correct=correct,
+        false_premise=fp,
+        repeats_premise=rep,
+        used_made_up_figure=(fp == "used" and bool(rep)) if fp is not None else None,
+        withheld=declined or fp == "flagged",
+    )
+    # 2. groundedness (claims split once, shared by both judges)
+    claims = split_claims(a.text)
+    s = score_answer(a.text, a.passages, judge, claims=claims)
+    rec.update(
+        judge=s["judge"],
+        n_claims=s["n_claims"],
+        n_supported=s["n_supported"],
+        n_unsupported=s["n_unsupported"],
+        n_contradicted=s["n_contradicted"],
+        groundedness=s["groundedness"],
+        fully_grounded=s["fully_grounded"],
+        refusal=s["refusal"],
+        claims=_claims_brief(s),
+        correct_and_grounded=correct and s["fully_grounded"],
+        correct_or_grounded=correct or s["fully_grounded"],
+    )
+    rec.update(llm_judge=None, llm_sampled=llm_judge is not None, llm_groundedness=None)
+    rec.update(llm_fully_grounded=None, llm_n_claims=None, llm_claims=None)
+    if llm_judge is not None:
+        ls = score_answer(a.text, a.passages, llm_judge, claims=claims)
+        rec.update(
+            llm_judge=ls["judge"],
+            llm_groundedness=ls["groundedness"],
+            llm_fully_grounded=ls["fully_grounded"],
+            llm_n_claims=ls["n_claims"],
+            llm_claims=_claims_brief(ls),
+        )
+    # 3. citations
+    if citations:
+        c = score_answer_citations(a, judge)
+        off = c["offsets"]
+        rec.update(
+            citation_recall=c["citation_recall"],
+            citation_recall_cited=c["citation_recall_cited"],
+            citation_precision=c["citation_precision"],
+            n_citations=c["n_citations"],
+            n_invalid_citations=c["n_invalid_citations"],
+            n_cited_sentences=c["n_cited_sentences"],
+            n_offset_citations=off["n_with_offsets"],
+            offset_valid_share=off["valid_share"],
+        )
+    # 4. retrieval seen by the model, usage
+    rec.update(
+        evidence_recall=evidence_recall(q, a.passages),
+        n_evidence_pages=len(evidence_pages(q)),
+        n_passages=len(a.passages),
+        input_tokens=int(a.usage.get("input_tokens", 0) or 0),
+        output_tokens=int(a.usage.get("output_tokens", 0) or 0),
+        latency_s=float(a.latency_s),
+        cost_usd=float(a.cost_usd),
+    )
+    return rec
+
+
+def llm_sample_indices(answers: Sequence[Answer], per_run: int | None, seed: int = DEFAULT_SEED) -> set[int]:
+    """Indices of the answers the LLM judge scores: up to `per_run` per run_id (None = all), fixed seed."""
+    idx = list(range(len(answers)))
+    if per_run is None:
+        return set(idx)
+    return set(stratified_sample(idx, key=lambda i: answers[i].run_id, per_stratum=int(per_run), seed=seed))
+
+
+def score_answers(
+    answers: Sequence[Answer],
+    questions_by_id: Mapping[str, Question],
+    judge,
+    llm_judge=None,
+    llm_sample: int | None = None,
+    *,
+    llm_seed: int = DEFAULT_SEED,
+    citations: bool = True,
+    grader_params: Mapping | None = None,
+    progress: bool = True,
+) -> list[dict]:
+    """One record per answer, in input order. `llm_sample`: answers per run_id the LLM judge scores (None = all)."""
+    missing = sorted({a.qid for a in answers if a.qid not in questions_by_id})
+    if missing:
+        raise ValueError(f"{len(missing)} answered question(s) not in the questions: {missing[:5]}")
+    sampled = llm_sample_indices(answers, llm_sample, llm_seed) if llm_judge is not None else set()
+    out = []
+    for i, a in enumerate(tqdm(answers, desc="score", unit="answer", disable=not progress)):
+        out.append(
+            score_answer_record(
+                a,
+                questions_by_id[a.qid],
+                judge,
+                llm_judge if i in sampled else None,
+                citations=citations,
+                grader_params=grader_params,
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------------------------------- the stage function
+
+
+class JudgeMeter:
+    """Wraps an LLM's `.complete` to count calls, tokens, model seconds and cost (cache hits replay the recorded
+    usage, so the totals are what the judgments cost to produce; `new_*` is what this run spent)."""
+
+    def __init__(self, llm):
+        self.llm = llm
+        self.totals = {"calls": 0, "cache_hits": 0, "input_tokens": 0, "output_tokens": 0}
+        self.totals.update(model_seconds=0.0, cost_usd=0.0, new_cost_usd=0.0)
+
+    def complete(self, *args, **kwargs):
+        comp, key, hit = self.llm.complete(*args, **kwargs)
+        t = self.totals
+        t["calls"] += 1
+        t["cache_hits"] += int(bool(hit))
+        t["input_tokens"] += int(comp.usage.get("input_tokens", 0) or 0)
+        t["output_tokens"] += int(comp.usage.get("output_tokens", 0) or 0)
+        t["model_seconds"] += float(comp.latency_s)
+        t["cost_usd"] += float(comp.cost_usd)
+        if not hit:
+            t["new_cost_usd"] += float(comp.cost_usd)
+        return comp, key, hit
+
+    def __getattr__(self, name):
+        return getattr(self.llm, name)
+
+
+class _TimedJudge:
+    """Measures the wall time spent in a judge during this run (its `name` and other attributes pass through)."""
+
+    def __init__(self, judge):
+        self.inner = judge
+        self.seconds = 0.0
+
+    def judge(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return self.inner.judge(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def judge_batch(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return self.inner.judge_batch(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def _attach_meters(judge) -> list[JudgeMeter]:
+    """Meter every LLM inside a judge (LLMJudge.llm; CombinedJudge.llm.llm)."""
+    meters = []
+    inner = getattr(judge, "llm", None)
+    if inner is None:
+        return meters
+    if hasattr(inner, "judge_batch"):  # a judge inside a judge (combined)
+        return _attach_meters(inner)
+    if hasattr(inner, "complete") and not isinstance(inner, JudgeMeter):
+        judge.llm = JudgeMeter(inner)
+        meters.append(judge.llm)
+    elif isinstance(inner, JudgeMeter):
+        meters.append(inner)
+    return meters
+
+
+def load_answers(files: Sequence[str | Path]) -> list[Answer]:
+    """Answers from JSONL files (a malformed line or an invalid record is an error naming file:line)."""
+    out: list[Answer] = []
+    for f in files:
+        out.extend(read_jsonl(f, Answer))
+    return out
+
+
+def _questions_by_id(questions) -> dict[str, Question]:
+    if isinstance(questions, str | Path):
+        questions = read_jsonl(questions, Question)
+    if isinstance(questions, Mapping):
+        return {k: (v if isinstance(v, Question) else Question.model_validate(v)) for k, v in questions.items()}
+    qs = [q if isinstance(q, Question) else Question.model_validate(q) for q in questions]
+    return {q.qid: q for q in qs}
+
+
+def _judge_cost(judge, n_answers: int, n_claims: int, seconds: float, meters: list[JudgeMeter]) -> dict:
+    row = {
+        "judge": getattr(judge, "name", type(judge).__name__),
+        "answers": n_answers,
+        "claims": n_claims,
+        "seconds": round(seconds, 1),
+        "calls": 0,
+        "cache_hits": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "model_seconds": 0.0,
+        "cost_usd": 0.0,
+        "new_cost_usd": 0.0,
+    }
+    for m in meters:
+        for k, v in m.totals.items():
+            row[k] += v
+    row["model_seconds"] = round(row["model_seconds"], 1)
+    row["cost_usd"] = round(row["cost_usd"], 6)
+    row["new_cost_usd"] = round(row["new_cost_usd"], 6)
+    return row
+
+
+def run_scoring(
+    answers_files: Sequence[str | Path],
+    questions,
+    params: Mapping,
+    judge_factory: Callable | None = None,
+) -> dict:
+    """The scoring stage: read answers, score them, build the tables. Returns {"records", "tables"}.
+
+    `questions`: Question records, a {qid: Question} mapping, or a JSONL path. `judge_factory(name, **params)`
+    builds a judge (default `finrag.scoring.judge.make_judge`, which has no LLM); the stage passes one that gives
+    the LLM judge its CachedLLM. `params` is the `score:` section (see the module docstring of tables.py).
+    """
+    from finrag.scoring.judge import make_judge
+    from finrag.scoring.tables import build_tables
+
+    factory = judge_factory or make_judge
+    answers = load_answers(answers_files)
+    qmap = _questions_by_id(questions)
+    jspec = dict(params.get("judge") or {"name": "numeric"})
+    judge = factory(jspec["name"], **dict(jspec.get("params") or {}))
+    judge_meters = _attach_meters(judge)
+    lspec = params.get("llm_judge") or None
+    llm_judge, llm_meters, per_run, seed = None, [], None, DEFAULT_SEED
+    if lspec:
+        llm_judge = factory(lspec["name"], **dict(lspec.get("params") or {}))
+        llm_meters = _attach_meters(llm_judge)
+        sample = dict(lspec.get("sample") or {})
+        per_run, seed = sample.get("per_run"), int(sample.get("seed", DEFAULT_SEED))
+
+    timed = _TimedJudge(judge)
+    timed_llm = _TimedJudge(llm_judge) if llm_judge is not None else None
+    records = score_answers(
+        answers,
+        qmap,
+        timed,
+        timed_llm,
+        per_run,
+        llm_seed=seed,
+        citations=bool(params.get("citations", True)),
+        grader_params=params.get("grader") or None,
+        progress=bool(params.get("progress", True)),
+    )
+    judge_costs = [
+        _judge_cost(judge, len(records), sum(r["n_claims"] for r in records), timed.seconds, judge_meters)
+    ]
+    if timed_llm is not None:
+        sampled = [r for r in records if r["llm_sampled"]]
+        n_claims = sum(r["llm_n_claims"] or 0 for r in sampled)
+        judge_costs.append(_judge_cost(llm_judge, len(sampled), n_claims, timed_llm.seconds, llm_meters))
+    tables = build_tables(records, params, judge_costs=judge_costs)
+    return {"records": records, "tables": tables}
+
+
+def write_plots(tables: Mapping, out_dir: str | Path) -> list[Path]:
+    """The study's plots from `run_scoring(...)["tables"]` (see finrag.scoring.plots)."""
+    from finrag.scoring.plots import write_plots as _write
+
+    return _write(tables, out_dir)
