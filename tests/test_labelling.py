@@ -30,7 +30,9 @@ def _answer(qid: str, text: str, replicate: int = 0) -> Answer:
         replicate=replicate,
         passages=[
             Passage(n=1, chunk_id="c1", doc_id="3M_2018_10K", pages=[59], text="Capex was $1,577 million."),
-            Passage(n=2, chunk_id="c2", doc_id="3M_2018_10K", pages=[47, 48], text=f"PP&E net {INJECTED} $8.7bn"),
+            Passage(
+                n=2, chunk_id="c2", doc_id="3M_2018_10K", pages=[47, 48], text=f"PP&E net {INJECTED} $8.7bn"
+            ),
         ],
         prompt=[{"role": "user", "content": "q"}],
         text=text,
@@ -43,7 +45,9 @@ def files(tmp_path: Path) -> dict[str, Path]:
     write_jsonl(
         answers,
         [
-            _answer("q1", "3M spent $1,577 million on capex in FY2018 [1]. Its net PP&E was $8.7 billion [2]."),
+            _answer(
+                "q1", "3M spent $1,577 million on capex in FY2018 [1]. Its net PP&E was $8.7 billion [2]."
+            ),
             _answer("q2", "The passages do not state the figure."),  # no claims: nothing to label
             _answer("q3", f"Revenue was {INJECTED} $5 billion in 2020 [2]."),
         ],
@@ -56,7 +60,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
 @pytest.fixture
 def server(files):
     srv = make_server(files["answers"], files["labels"], labeller="alice", questions_path=files["questions"])
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
     yield srv
     srv.shutdown()
@@ -111,7 +115,7 @@ def test_page_shows_claims_escaped_and_blind(client):
         '<script src="/static/labelling.js" defer></script>', ""
     )
     js = client.get("/static/labelling.js")
-    assert js.status_code == 200 and "fetch(\"/api/label\"" in js.text and "innerHTML" not in js.text
+    assert js.status_code == 200 and 'fetch("/api/label"' in js.text and "innerHTML" not in js.text
     assert client.get("/static/../labelling.py").status_code == 404
     assert client.get("/?i=9").status_code == 404
 
@@ -132,7 +136,9 @@ def test_post_two_labels_and_load_them(client, files):
         "/api/label", json={"answer_id": "run-abc/q1/0", "claim_id": "run-abc/q1/0#1", "verdict": "supported"}
     )
     assert r1.status_code == 200, r1.text
-    assert r1.json()["saved"] == 1 and r1.json()["next"] == 1  # "save and next" moves on to the next open answer
+    assert (
+        r1.json()["saved"] == 1 and r1.json()["next"] == 1
+    )  # "save and next" moves on to the next open answer
     r2 = client.post(
         "/api/label",
         json={
@@ -148,7 +154,9 @@ def test_post_two_labels_and_load_them(client, files):
     lines = (files["labels"] / "alice.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2
     recs = [json.loads(x) for x in lines]
-    assert {"answer_id", "claim_id", "claim", "passages", "verdict", "note", "labeller", "time"} <= set(recs[0])
+    assert {"answer_id", "claim_id", "claim", "passages", "verdict", "note", "labeller", "time"} <= set(
+        recs[0]
+    )
     assert [r["verdict"] for r in recs] == ["supported", "contradicted"]
     assert recs[1]["note"] == "passage says 8.7bn for PP&E gross?"
     assert recs[0]["claim"] == "3M spent $1,577 million on capex in FY2018."
@@ -171,8 +179,13 @@ def test_post_two_labels_and_load_them(client, files):
 
 def test_relabel_latest_wins_and_survives_restart(client, files, server):
     aid, cid = "run-abc/q3/0", "run-abc/q3/0#1"
-    assert client.post("/api/label", json={"answer_id": aid, "claim_id": cid, "verdict": "supported"}).is_success
-    batch = {"answer_id": aid, "labels": [{"claim_id": cid, "verdict": "unsupported", "note": "no 2020 figure"}]}
+    assert client.post(
+        "/api/label", json={"answer_id": aid, "claim_id": cid, "verdict": "supported"}
+    ).is_success
+    batch = {
+        "answer_id": aid,
+        "labels": [{"claim_id": cid, "verdict": "unsupported", "note": "no 2020 figure"}],
+    }
     assert client.post("/api/label", json=batch).is_success
     loaded = load_finrag_labels(files["labels"])
     assert [it.human for it in loaded.items] == ["unsupported"]
@@ -180,7 +193,10 @@ def test_relabel_latest_wins_and_survives_restart(client, files, server):
     again = make_server(files["answers"], files["labels"], labeller="alice")
     try:
         assert again.app.progress()["claims_labelled"] == 1
-        assert again.app.item_json(1)["claims"][0]["label"] == {"verdict": "unsupported", "note": "no 2020 figure"}
+        assert again.app.item_json(1)["claims"][0]["label"] == {
+            "verdict": "unsupported",
+            "note": "no 2020 figure",
+        }
         assert again.app.next_open() == 0
     finally:
         again.server_close()

@@ -1,41 +1,490 @@
-"""`finrag` command line: thin wrappers over the library, JSON on stdout, one clear line on stderr on error."""
+"""`finrag` command line: thin wrappers over the library, JSON on stdout, one clear line on stderr on error.
+
+Every command prints JSON (one object, or one object per line for lists) on stdout. A user error (a missing
+file, a bad option, a backend that cannot run here) exits with code 2 and ONE line on stderr, never a traceback;
+`FINRAG_DEBUG=1` re-raises instead, for debugging. `replay` exits 1 when the cache does not replay every answer,
+`report --check` exits 1 when the documents disagree with results/.
+
+Paths read from params.yaml are relative to the repository root; paths given as options are used as given.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
+import math
+import os
 import sys
+import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="finrag: right answers for the right reasons?")
+try:  # typer >= 0.2x vendors click as typer._click; its exceptions are not click's
+    from typer._click import exceptions as _cx
+except ImportError:  # pragma: no cover - older typer on top of click
+    from click import exceptions as _cx
+
+JUDGE_CHOICES = ("numeric", "overlap", "llm", "combined")
+LABEL_FORMATS = ("findver", "attributionbench", "expertqa", "finrag")
+DEFAULT_LLM_CACHE = "llm_cache"
 
 
-def _fail(message: str, code: int = 2) -> None:
-    typer.echo(f"finrag: {message}", err=True)
+class _OneLineErrors(TyperGroup):
+    """Usage errors (a missing option, a bad value) as one line on stderr with exit code 2, not a help box."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        _quiet_logging()
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _cx.NoArgsIsHelpError as exc:
+            exc.show()  # `finrag` alone: the help text, as before
+            sys.exit(exc.exit_code)
+        except _cx.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            typer.echo(f"finrag: {_one_line(exc.format_message())}{hint}", err=True)
+            sys.exit(2)
+        except _cx.ClickException as exc:
+            typer.echo(f"finrag: {_one_line(exc.format_message())}", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("finrag: aborted", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _quiet_logging() -> None:
+    """Library log lines (e.g. the anthropic backend's note on sampling) stay off stderr unless asked for:
+    FINRAG_LOG_LEVEL=INFO shows them. An error is still one line; warnings.warn (torn cache lines) still shows."""
+    root = logging.getLogger()
+    if not root.handlers:
+        name = os.environ.get("FINRAG_LOG_LEVEL", "ERROR").upper()
+        level = logging.getLevelNamesMapping().get(name, logging.ERROR)
+        logging.basicConfig(level=level, format="finrag: %(levelname)s %(name)s: %(message)s")
+
+
+app = typer.Typer(
+    cls=_OneLineErrors,
+    add_completion=False,
+    no_args_is_help=True,
+    help="finrag: right answers for the right reasons?",
+)
+
+
+# ------------------------------------------------------------------------------------------------ plumbing
+
+
+def _one_line(text: str) -> str:
+    lines = [" ".join(line.split()) for line in str(text).splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    typer.echo(f"finrag: {_one_line(message)}", err=True)
     raise typer.Exit(code)
 
 
+def _describe(exc: BaseException) -> str:
+    """One line for an exception: KeyError without its quotes, OSError with its file, else str()."""
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    return _one_line(str(exc)) or type(exc).__name__
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from finrag.config import DataUnavailable
+    from finrag.llm.backends import LLMError
+
+    # LookupError covers KeyError (unknown registry name) and CacheMiss; ValueError covers pydantic's
+    # ValidationError, read_jsonl's "file:line: malformed line", IngestError and CacheCorrupt.
+    return (DataUnavailable, LLMError, OSError, ValueError, LookupError, ImportError)
+
+
+@contextmanager
+def _errors(what: str) -> Iterator[None]:
+    """Turn a user error raised inside a command into one line on stderr and exit code 2."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except _user_errors() as exc:
+        if os.environ.get("FINRAG_DEBUG"):
+            raise
+        _fail(f"{what}: {_describe(exc)}")
+
+
+def _plain(obj: Any) -> Any:
+    """JSON-able copy: pydantic models and dataclasses as dicts, numpy values as Python ones, NaN/inf as null."""
+    from pydantic import BaseModel
+
+    if isinstance(obj, BaseModel):
+        return _plain(obj.model_dump(mode="json"))
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return _plain(dataclasses.asdict(obj))
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple | set | frozenset):
+        return [_plain(v) for v in obj]
+    if type(obj).__module__ == "numpy" and hasattr(obj, "tolist"):
+        return _plain(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
 def _emit(obj) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps(_plain(obj), ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _params(section: str, path: Path | None, required: bool = True) -> dict:
+    from finrag.config import params
+
+    try:
+        return params(section, path=path)
+    except KeyError:
+        if required:
+            raise
+        return {}
+
+
+def _from_params(value: str | Path) -> Path:
+    """A path read from params.yaml: relative to the repository root."""
+    from finrag.config import repo_root
+
+    p = Path(value)
+    return p if p.is_absolute() else repo_root() / p
+
+
+def _need_file(path: Path, what: str, hint: str = "") -> Path:
+    if not path.is_file():
+        _fail(f"{what} not found: {path}" + (f" ({hint})" if hint else ""))
+    return path
+
+
+ParamsOpt = Annotated[
+    Path | None, typer.Option("--params", help="params.yaml to read instead of the repository's")
+]
+
+
+# ------------------------------------------------------------------------------------------------ commands
 
 
 @app.command()
 def parse(path: Annotated[Path, typer.Argument(help="a PDF or an EDGAR HTML filing")]) -> None:
     """Print one JSON object per page: {"doc", "page", "text", "section"}."""
-    from finrag.ingest.parse import IngestError, parse_filing
+    from finrag.ingest.parse import parse_filing
 
-    try:
+    with _errors("parse"):
         pages = parse_filing(path)
-    except IngestError as exc:
-        _fail(str(exc))
     for p in pages:
         _emit({"doc": p.doc_id, "page": p.page, "text": p.text, "section": p.section})
 
 
 @app.command()
-def report(check: Annotated[bool, typer.Option("--check", help="fail if documents disagree with results/")] = False):
+def search(
+    question: Annotated[str, typer.Argument(help="the question to search for")],
+    setup: Annotated[
+        str,
+        typer.Option("--setup", help="CHUNKER/EMBEDDER/METHOD, e.g. page/minilm/hybrid (bm25: any EMBEDDER)"),
+    ],
+    k: Annotated[int, typer.Option("-k", "--top-k", min=1, help="hits to print")] = 5,
+    filter_: Annotated[
+        bool, typer.Option("--filter", help="only the filings of the company (and year) the question names")
+    ] = False,
+    chunks: Annotated[
+        Path | None, typer.Option(help="chunks JSONL (default: <retrieve.chunks_dir>/CHUNKER.jsonl)")
+    ] = None,
+    embeddings: Annotated[
+        Path | None,
+        typer.Option(help="chunk vectors .npy (default: <retrieve.embeddings_dir>/CHUNKER/EMBEDDER.npy)"),
+    ] = None,
+    documents: Annotated[
+        Path | None, typer.Option(help="documents JSONL for --filter (default: retrieve_filtered.documents)")
+    ] = None,
+    params_file: ParamsOpt = None,
+) -> None:
+    """Print the top-k chunks, one JSON object per hit: {"rank", "doc", "pages", "score", "chunk_id", "text"}."""
+    import numpy as np
+
+    from finrag.contracts import Chunk, Document, Question
+    from finrag.io import read_jsonl
+    from finrag.retrieval import build_search_context
+    from finrag.search import SEARCH_METHODS, question_filter
+    from finrag.search import search as run_search
+
+    parts = setup.split("/")
+    if len(parts) != 3 or not all(parts):
+        _fail(f"search: --setup must be CHUNKER/EMBEDDER/METHOD (e.g. page/minilm/bm25), not '{setup}'")
+    chunker, embedder, method = parts
+    if method not in SEARCH_METHODS:
+        _fail(f"search: unknown search method '{method}' (known: {', '.join(SEARCH_METHODS.names())})")
+    with _errors("search"):
+        p = _params("retrieve", params_file)
+        chunks_path = chunks or _from_params(p["chunks_dir"]) / f"{chunker}.jsonl"
+        _need_file(chunks_path, "chunks file", "run `dvc repro chunk`")
+        vectors = None
+        if method != "bm25":
+            vec_path = embeddings or _from_params(p["embeddings_dir"]) / chunker / f"{embedder}.npy"
+            _need_file(vec_path, "embeddings file", "run `dvc repro embed`")
+            vectors = np.load(vec_path, allow_pickle=False)
+        chunk_list = read_jsonl(chunks_path, Chunk)
+        if not chunk_list:
+            _fail(f"search: {chunks_path} holds no chunks")
+        allowed = None
+        if filter_:
+            if documents is None:
+                doc_rel = _params("retrieve_filtered", params_file, required=False).get(
+                    "documents", "data/corpus/documents.jsonl"
+                )
+                documents = _from_params(doc_rel)
+            _need_file(documents, "documents file", "run `dvc repro ingest`")
+            docs = read_jsonl(documents, Document)
+        try:
+            ctx = build_search_context(chunk_list, vectors, embedder, p, methods=[method])
+        except ImportError as exc:
+            _fail(f"search: method '{method}' needs a module that is not available here ({_describe(exc)})")
+        if filter_:
+            allowed = ctx.chunk_indices(question_filter(Question(qid="cli", question=question), docs))
+        hits = run_search(ctx, method, question, k, allowed or None)
+    for rank, (i, score) in enumerate(hits, 1):
+        c = ctx.chunks[i]
+        _emit(
+            {"rank": rank, "doc": c.doc_id, "pages": c.pages, "score": score, "chunk_id": c.chunk_id,
+             "text": c.text}
+        )  # fmt: skip
+
+
+def _figures(figs) -> list[dict]:
+    return [
+        {"raw": f.raw, "value": f.value, "percent": f.is_ratio_unit, "currency": f.currency} for f in figs
+    ]
+
+
+@app.command()
+def grade(
+    gold: Annotated[str, typer.Option(help="the gold answer")],
+    answer: Annotated[str, typer.Option(help="the model's answer")],
+    question: Annotated[str, typer.Option(help="the question (gives the default scale)")] = "",
+) -> None:
+    """Grade one answer against its gold: {"verdict", "method", "unit_mismatch", "gold_figures", ...}."""
+    from finrag.scoring.grader import grade as run_grade
+
+    with _errors("grade"):
+        res = run_grade(gold, answer, question)
+    out = res.to_dict()
+    out["gold_figures"] = _figures(res.gold_figures)
+    out["answer_figures"] = _figures(res.answer_figures)
+    _emit(out)
+
+
+BackendOpt = Annotated[str, typer.Option("--backend", help="LLM backend for the llm / combined judges")]
+CacheModeOpt = Annotated[
+    str, typer.Option("--cache-mode", help="replay | auto | record (see finrag.llm.cache)")
+]
+CacheDirOpt = Annotated[
+    Path | None,
+    typer.Option("--cache-dir", help="response cache (default: params llm.cache_dir or llm_cache)"),
+]
+
+
+def make_cli_llm(
+    backend: str, cache_mode: str, cache_dir: Path | None, params_file: Path | None, stage: str = "judge"
+):
+    """A CachedLLM over `llm.backends.<backend>` settings of params.yaml (all optional)."""
+    from finrag.llm.backends import make_backend
+    from finrag.llm.cache import MODES, CachedLLM
+
+    if cache_mode not in MODES:
+        _fail(f"--cache-mode must be one of {', '.join(MODES)}, not '{cache_mode}'")
+    cfg = _params("llm", params_file, required=False)
+    kwargs = dict((cfg.get("backends") or {}).get(backend) or {})
+    where = cache_dir if cache_dir is not None else _from_params(cfg.get("cache_dir", DEFAULT_LLM_CACHE))
+    try:
+        bk = make_backend(backend, **kwargs)
+    except TypeError as exc:  # a params key the backend does not take
+        _fail(f"llm backend '{backend}': bad settings in params llm.backends.{backend}: {_describe(exc)}")
+    return CachedLLM(bk, where, mode=cache_mode, stage=stage)
+
+
+def make_cli_judge(
+    name: str, backend: str, cache_mode: str, cache_dir: Path | None, params_file: Path | None
+):
+    """A judge by name with the agreement stage's judge_params; llm and combined get a CachedLLM."""
+    from finrag.scoring.judge import JUDGES, make_judge
+
+    if name not in JUDGES:
+        _fail(f"unknown judge '{name}' (known: {', '.join(JUDGES.names())})")
+    jp = dict((_params("agreement", params_file, required=False).get("judge_params") or {}).get(name) or {})
+    llm = make_cli_llm(backend, cache_mode, cache_dir, params_file) if name in ("llm", "combined") else None
+    return make_judge(name, llm=llm, **jp)
+
+
+@app.command()
+def judge(
+    claim: Annotated[str, typer.Option(help="the claim to check")],
+    passage: Annotated[list[str], typer.Option(help="a passage the claim may rest on (repeat for more)")],
+    judge_name: Annotated[
+        str, typer.Option("--judge", help=f"one of {', '.join(JUDGE_CHOICES)}")
+    ] = "numeric",
+    backend: BackendOpt = "llamacpp",
+    cache_mode: CacheModeOpt = "auto",
+    cache_dir: CacheDirOpt = None,
+    params_file: ParamsOpt = None,
+) -> None:
+    """Is the claim supported by the passages? {"verdict", "evidence", "judge", "detail"}."""
+    with _errors("judge"):
+        j = make_cli_judge(judge_name, backend, cache_mode, cache_dir, params_file)
+        v = j.judge(claim, list(passage), claim_id="cli")
+    _emit({"verdict": v.verdict, "evidence": v.evidence, "judge": v.judge, "detail": v.detail})
+
+
+# The loaders read fixed paths under a root (the mirror layout); a single file is linked into that layout in a
+# temporary folder, so the very loader code the agreement stage runs reads it.
+def load_labels_file(path: Path, fmt: str):
+    """One benchmark's labelled claims from one file in that benchmark's format -> humanlabels.Loaded."""
+    from finrag import humanlabels as hl
+
+    rel = {
+        "findver": hl.FINDVER_FILE,
+        "attributionbench": hl.ATTRIBUTIONBENCH_FILE,
+        "expertqa": hl.EXPERTQA_FILE,
+        "finrag": "labels/labels.jsonl",
+    }[fmt]
+    with tempfile.TemporaryDirectory(prefix="finrag-labels-") as tmp:
+        link = Path(tmp) / rel
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(path.resolve())
+        try:
+            if fmt == "finrag":
+                return hl.load_finrag_labels(link.parent)
+            return hl.LOADERS[fmt](Path(tmp))
+        except (KeyError, TypeError, AttributeError) as exc:  # a record of another shape
+            raise ValueError(f"{path}: not in the {fmt} format (a record lacks {_describe(exc)!r})") from None
+
+
+@app.command()
+def agreement(
+    labels: Annotated[Path, typer.Option(help="a JSONL file of human-labelled claims")],
+    fmt: Annotated[str, typer.Option("--format", help=f"one of {', '.join(LABEL_FORMATS)}")],
+    judge_name: Annotated[
+        str, typer.Option("--judge", help=f"one of {', '.join(JUDGE_CHOICES)}")
+    ] = "numeric",
+    sample: Annotated[
+        int | None, typer.Option(min=1, help="judge a stratified sample of this many items (default: all)")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="sampling and bootstrap seed (default: agreement.seed)")
+    ] = None,
+    backend: BackendOpt = "llamacpp",
+    cache_mode: CacheModeOpt = "auto",
+    cache_dir: CacheDirOpt = None,
+    params_file: ParamsOpt = None,
+) -> None:
+    """Judge every labelled claim; print agreement with the humans (binary supported vs not): n, kappa, kappa_ci,
+    balanced_accuracy, raw_agreement, confusion_matrix, plus three_class / answer_level where they apply."""
+    from finrag.agreement import GROUP_SAMPLED, evaluate_judge_on, sample_groups
+    from finrag.humanlabels import sample_stratified
+    from finrag.stats import DEFAULT_SEED
+
+    if fmt not in LABEL_FORMATS:
+        _fail(f"agreement: --format must be one of {', '.join(LABEL_FORMATS)}, not '{fmt}'")
+    with _errors("agreement"):
+        _need_file(labels, "labels file")
+        if seed is None:
+            seed = int(_params("agreement", params_file, required=False).get("seed", DEFAULT_SEED))
+        loaded = load_labels_file(labels, fmt)
+        items = loaded.items
+        if not items:
+            _fail(
+                f"agreement: no usable {fmt} items in {labels} (read {loaded.n_source} records, "
+                f"excluded {loaded.excluded or 'none'})"
+            )
+        if sample is not None and sample < len(items):
+            pick = sample_groups if fmt in GROUP_SAMPLED else sample_stratified
+            items = pick(items, sample, seed)
+        j = make_cli_judge(judge_name, backend, cache_mode, cache_dir, params_file)
+        with (
+            warnings.catch_warnings()
+        ):  # sklearn's notes on undefined kappa / absent classes: reported as null
+            warnings.filterwarnings("ignore", category=UserWarning, module=r"sklearn\.")
+            res = evaluate_judge_on(items, j, seed=seed, progress=False)
+    bench = res["benchmarks"][fmt]
+    out = {"benchmark": fmt, "judge": res["judge"], **bench["binary"]}
+    out["human_labels"], out["judge_labels"] = bench["human_labels"], bench["judge_labels"]
+    for extra in ("three_class", "answer_level"):
+        if extra in bench:
+            out[extra] = bench[extra]
+    out["loaded"] = loaded.summary()
+    _emit(out)
+
+
+@app.command()
+def replay(
+    answers: Annotated[list[Path], typer.Argument(help="answer JSONL files (with cache_key)")],
+    cache_dir: CacheDirOpt = None,
+    params_file: ParamsOpt = None,
+) -> None:
+    """Check every answer replays from the response cache with zero model calls; exit 1 when one does not."""
+    from finrag.llm.cache import verify_replay
+
+    with _errors("replay"):
+        if cache_dir is None:
+            cache_dir = _from_params(
+                _params("llm", params_file, required=False).get("cache_dir", DEFAULT_LLM_CACHE)
+            )
+        if not cache_dir.is_dir():
+            _fail(f"replay: cache directory not found: {cache_dir}")
+        for a in answers:
+            _need_file(a, "answers file")
+        res = verify_replay(cache_dir, list(answers))
+    _emit(res)
+    if not res["ok"]:
+        typer.echo(
+            f"finrag: replay: {len(res['missing'])} missing and {len(res['mismatched'])} mismatched of "
+            f"{res['n_answers']} answers",
+            err=True,
+        )
+        raise typer.Exit(1)
+
+
+@app.command()
+def label(
+    answers: Annotated[Path, typer.Option(help="answers JSONL to label")],
+    questions: Annotated[Path | None, typer.Option(help="questions JSONL (gold answers shown)")] = None,
+    labels_dir: Annotated[
+        Path, typer.Option(help="where labels are written (JSONL, one file per labeller)")
+    ] = Path("labels"),
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8765,
+    labeller: Annotated[str | None, typer.Option(help="your name, stored with each label")] = None,
+) -> None:
+    """Serve the claim-labelling page on localhost (finrag.labelling)."""
+    _need_file(answers, "answers file")
+    if questions is not None:
+        _need_file(questions, "questions file")
+    try:
+        from finrag.labelling import serve
+    except ImportError as exc:
+        _fail(f"label: the labelling page is not available ({_describe(exc)})")
+    with _errors("label"):
+        serve(answers=answers, questions=questions, labels_dir=labels_dir, port=port, labeller=labeller)
+
+
+@app.command()
+def report(
+    check: Annotated[bool, typer.Option("--check", help="fail if documents disagree with results/")] = False,
+):
     """Render README.md / TECHNICAL_REPORT.md sections from results/ (or check them)."""
     from finrag.config import repo_root
     from finrag.report.render import RenderError, run
@@ -48,7 +497,9 @@ def report(check: Annotated[bool, typer.Option("--check", help="fail if document
     for r in bad:
         typer.echo(r.diff or r.document, err=True)
     if bad:
-        _fail("report check failed: " + ", ".join(r.document for r in bad) + " disagree with results/", code=1)
+        _fail(
+            "report check failed: " + ", ".join(r.document for r in bad) + " disagree with results/", code=1
+        )
     typer.echo("report: " + ("documents match results/" if check else "rendered"), err=True)
 
 

@@ -12,7 +12,7 @@ Label mappings (decided here, stated once, used everywhere):
   whose evidence is only a URL (the expert read the web page, we only have the address), and claims whose
   support label is "N/A" or absent. subset is the answering system; group_id is the answer (question +
   system), for answer-level agreement over the claims kept.
-- finrag's own labels (`data/labels/*.jsonl`, written by the labelling page): verdict used as given.
+- finrag's own labels (`labels/*.jsonl` in git, written by the labelling page): verdict used as given.
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def load_expertqa(root: Path | None = None) -> Loaded:
 def load_finrag_labels(labels_dir: Path | None = None) -> Loaded:
     """finrag's own claim labels (labelling page output); latest label per (answer, claim, labeller) wins."""
     out = Loaded("finrag")
-    d = Path(labels_dir) if labels_dir is not None else Path("data") / "labels"
+    d = Path(labels_dir) if labels_dir is not None else repo_root() / "labels"
     d = d if d.is_absolute() else repo_root() / d
     if not d.is_dir():
         return out

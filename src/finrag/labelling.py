@@ -118,7 +118,8 @@ def load_items(
                     question=questions.get(a.qid, ""),
                     answer_text=a.text,
                     passages=[
-                        {"n": p.n, "doc_id": p.doc_id, "pages": list(p.pages), "text": p.text} for p in a.passages
+                        {"n": p.n, "doc_id": p.doc_id, "pages": list(p.pages), "text": p.text}
+                        for p in a.passages
                     ],
                     claims=[
                         {"claim_id": make_claim_id(aid, i), "text": c.text} for i, c in enumerate(claims, 1)
@@ -185,7 +186,9 @@ class LabellingApp:
         return {
             "answers_labelled": sum(self.is_done(k) for k in range(len(self.items))),
             "answers": len(self.items),
-            "claims_labelled": sum(c["claim_id"] in self.store.latest for it in self.items for c in it.claims),
+            "claims_labelled": sum(
+                c["claim_id"] in self.store.latest for it in self.items for c in it.claims
+            ),
             "claims": sum(len(it.claims) for it in self.items),
         }
 
@@ -432,7 +435,9 @@ def make_server(
 ) -> LabellingServer:
     """Build the server (bound, not yet serving): for tests and for `serve`."""
     if not _LABELLER.match(labeller):
-        raise ValueError(f"labeller {labeller!r}: use letters, digits, '_', '.', '-' (it names the labels file)")
+        raise ValueError(
+            f"labeller {labeller!r}: use letters, digits, '_', '.', '-' (it names the labels file)"
+        )
     items, skipped = load_items(answers_path, questions_path, shuffle_seed)
     if not items:
         raise ValueError(f"{answers_path}: no answers with claims to label")

@@ -158,16 +158,25 @@ class QdrantStore(VectorStore):
         if path is not None:
             self._client = QdrantClient(path=str(path))
         elif url is not None:
-            self._client = QdrantClient(url=url, api_key=api_key)
+            # no version check: constructing must not need the server (the first call does)
+            self._client = QdrantClient(url=url, api_key=api_key, check_compatibility=False)
         else:
             self._client = QdrantClient(location=location or ":memory:")
         self.path, self.url, self.collection, self.batch_size = path, url, collection, batch_size
         self.dim = dim
-        if self._client.collection_exists(collection):
-            info = self._client.get_collection(collection)
-            self.dim = info.config.params.vectors.size
-        elif dim is not None:
-            self._create(dim)
+        self._synced = False
+        if url is None:  # local modes: adopt or create the collection now (a server is contacted lazily)
+            self._sync()
+
+    def _sync(self) -> bool:
+        """Adopt an existing collection (and its dim) or create one; False while there is nothing yet."""
+        if not self._synced:
+            if self._client.collection_exists(self.collection):
+                self.dim = self._client.get_collection(self.collection).config.params.vectors.size
+                self._synced = True
+            elif self.dim is not None:
+                self._create(self.dim)
+        return self._synced
 
     def _create(self, dim: int) -> None:
         from qdrant_client import models
@@ -184,7 +193,7 @@ class QdrantStore(VectorStore):
         ids = [int(i) for i in ids]
         if len(ids) != len(x):
             raise ValueError(f"{len(ids)} ids for {len(x)} vectors")
-        if self.dim is None or not self._client.collection_exists(self.collection):
+        if not self._sync():
             self._create(x.shape[1])
         for s in range(0, len(ids), self.batch_size):
             self._client.upsert(
@@ -198,7 +207,7 @@ class QdrantStore(VectorStore):
     def search(self, vector, k: int, allowed_ids: set[int] | None = None) -> list[Hit]:
         from qdrant_client import models
 
-        if self.dim is None or k <= 0:
+        if k <= 0 or not self._sync():
             return []
         flt = None
         if allowed_ids is not None:
@@ -246,7 +255,7 @@ class QdrantStore(VectorStore):
         return store
 
     def __len__(self) -> int:
-        if self.dim is None or not self._client.collection_exists(self.collection):
+        if not self._sync():
             return 0
         return int(self._client.count(self.collection, exact=True).count)
 

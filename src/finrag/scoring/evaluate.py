@@ -24,6 +24,7 @@ One record per answer (JSON-ready dict):
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -44,25 +45,47 @@ from finrag.stats import DEFAULT_SEED
 __all__ = [
     "JudgeMeter",
     "evidence_recall",
+    "expected_behaviour",
     "load_answers",
     "run_scoring",
     "score_answer_record",
     "score_answers",
+    "series_of",
     "should_decline",
     "write_plots",
 ]
 
 ANSWER_BEHAVIOURS = ("", "answer")
 DECLINE_BEHAVIOURS = ("decline", "flag_false_premise")
+REPLICATE_SUFFIX = (
+    r"(?<=-r)\d+$"  # run ids "{tag}-{style}-{context}-r{replicate}": the replicates of one series
+)
+
+
+def series_of(run_id: str, pattern: str = REPLICATE_SUFFIX) -> str:
+    """The run id without its replicate number ("qwen-plain-retrieved-r2" -> "qwen-plain-retrieved-r*"): runs
+    that differ only in the replicate are samples of one system; a run id without the suffix is its own series
+    (a temperature-0 run and a sampled series of the same prompt stay apart)."""
+    return re.sub(pattern, "*", run_id) if pattern else run_id
 
 
 def generator_name(backend: str, model: str) -> str:
     return f"{backend}/{model}"
 
 
+def expected_behaviour(q: Question) -> str:
+    """The question's expected behaviour; synthetic unanswerable questions (question_type "no_respondible",
+    whose contract record leaves expected_behaviour empty) are to be declined."""
+    if q.expected_behaviour:
+        return q.expected_behaviour
+    if q.kind == "synthetic" and q.question_type == "no_respondible":
+        return "decline"
+    return ""
+
+
 def should_decline(q: Question) -> bool:
     """Unanswerable and false-premise questions should not be answered as asked."""
-    return q.expected_behaviour in DECLINE_BEHAVIOURS
+    return expected_behaviour(q) in DECLINE_BEHAVIOURS
 
 
 def evidence_recall(q: Question, passages: Sequence[Passage]) -> float | None:
@@ -89,13 +112,16 @@ def score_answer_record(
     *,
     citations: bool = True,
     grader_params: Mapping | None = None,
+    replicate_suffix: str = REPLICATE_SUFFIX,
 ) -> dict:
     """The record of one answer (see the module docstring); `llm_judge` given = this answer is in its sample."""
     final = extract_answer(a.text)
     declined = is_refusal(final) or is_decline(final)
+    behaviour = expected_behaviour(q)
     rec: dict = {
         "qid": a.qid,
         "run_id": a.run_id,
+        "series": series_of(a.run_id, replicate_suffix),
         "backend": a.backend,
         "model": a.model,
         "generator": generator_name(a.backend, a.model),
@@ -105,23 +131,23 @@ def score_answer_record(
         "replicate": a.replicate,
         "kind": q.kind,
         "question_type": q.question_type,
-        "expected_behaviour": q.expected_behaviour,
+        "expected_behaviour": behaviour,
         "should_decline": should_decline(q),
         "final_answer": final,
         "declined": declined,
     }
     # 1. correctness
     fp = rep = None
-    if q.expected_behaviour == "flag_false_premise":
+    if behaviour == "flag_false_premise":
         fp = false_premise_response(final, q.premise_figures)
         rep = repeats_premise(final, q.premise_figures) if q.premise_figures else None
-    if q.expected_behaviour in ANSWER_BEHAVIOURS:
+    if behaviour in ANSWER_BEHAVIOURS:
         g = grade(q.answer, final, q.question, **dict(grader_params or {}))
         verdict, source = g.verdict, "grader"
         rec.update(unit_mismatch=g.unit_mismatch, grade_method=g.method, grade_detail=g.detail)
         correct = verdict == "correct"
     else:
-        ok = declined if q.expected_behaviour == "decline" else fp == "flagged"
+        ok = declined if behaviour == "decline" else fp == "flagged"
         verdict = "correct" if ok else ("refusal" if declined else "incorrect")
         source = "behaviour"
         rec.update(unit_mismatch=False, grade_method="behaviour", grade_detail="")
@@ -207,6 +233,7 @@ def score_answers(
     llm_seed: int = DEFAULT_SEED,
     citations: bool = True,
     grader_params: Mapping | None = None,
+    replicate_suffix: str = REPLICATE_SUFFIX,
     progress: bool = True,
 ) -> list[dict]:
     """One record per answer, in input order. `llm_sample`: answers per run_id the LLM judge scores (None = all)."""
@@ -224,6 +251,7 @@ def score_answers(
                 llm_judge if i in sampled else None,
                 citations=citations,
                 grader_params=grader_params,
+                replicate_suffix=replicate_suffix,
             )
         )
     return out
@@ -311,7 +339,9 @@ def _questions_by_id(questions) -> dict[str, Question]:
     if isinstance(questions, str | Path):
         questions = read_jsonl(questions, Question)
     if isinstance(questions, Mapping):
-        return {k: (v if isinstance(v, Question) else Question.model_validate(v)) for k, v in questions.items()}
+        return {
+            k: (v if isinstance(v, Question) else Question.model_validate(v)) for k, v in questions.items()
+        }
     qs = [q if isinstance(q, Question) else Question.model_validate(q) for q in questions]
     return {q.qid: q for q in qs}
 
@@ -379,6 +409,7 @@ def run_scoring(
         llm_seed=seed,
         citations=bool(params.get("citations", True)),
         grader_params=params.get("grader") or None,
+        replicate_suffix=params.get("replicate_suffix", REPLICATE_SUFFIX),
         progress=bool(params.get("progress", True)),
     )
     judge_costs = [

@@ -1,0 +1,368 @@
+"""Per-answer scoring records on a hand-built study: every measurement of every answer checked exactly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from finrag.contracts import Answer, Evidence, Passage, Question
+from finrag.llm.backends import Completion
+from finrag.scoring.evaluate import (
+    evidence_recall,
+    expected_behaviour,
+    llm_sample_indices,
+    run_scoring,
+    score_answers,
+    should_decline,
+)
+from finrag.scoring.judge import make_judge
+
+CAPEX_Q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
+FP_Q = "What drove 3M's record net income of $5.2 billion in the second quarter of 2023?"
+
+GOOD = Passage(
+    n=1,
+    chunk_id="c59",
+    doc_id="3M_2018_10K",
+    pages=[59],
+    text="3M purchases of property, plant and equipment (PP&E) were $1,577 million in 2018 and $1,373 million in 2017.",
+)
+OTHER = Passage(
+    n=1,
+    chunk_id="c10",
+    doc_id="3M_2018_10K",
+    pages=[10],
+    text="3M is a diversified technology company with four business segments.",
+)
+FPP = Passage(
+    n=1,
+    chunk_id="q2",
+    doc_id="3M_2023Q2_10Q",
+    pages=[2],
+    text="Net income (loss) attributable to 3M was $(6,841) million in the second quarter of 2023.",
+)
+
+RIGHT = "3M's purchases of property, plant and equipment were $1,577 million in 2018 [1]."
+WRONG_YEAR = "3M's purchases of property, plant and equipment were $1,373 million in 2017 [1]."
+REFUSE = "I cannot answer this from the provided passages."
+USES_PREMISE = (
+    "3M's record net income of $5.2 billion in the second quarter of 2023 was driven by strong sales [1]."
+)
+FLAGS = (
+    "The premise is incorrect: 3M reported a net loss of $6,841 million in the second quarter of 2023 [1], "
+    "not $5.2 billion."
+)
+COT = (
+    "Reasoning: the cash flow statement shows purchases of property, plant and equipment of $1,577 million "
+    "in 2018 [1].\nAnswer: $1,577 million"
+)
+
+
+def study_questions() -> list[Question]:
+    ev = [Evidence(doc_id="3M_2018_10K", page=59)]
+    qs = [
+        Question(qid=f"fb{i}", question=CAPEX_Q, answer="$1577.00", evidence=ev, doc_ids=["3M_2018_10K"])
+        for i in range(1, 5)
+    ]
+    qs.append(
+        Question(
+            qid="un1",
+            question="What will 3M's capital expenditure be in FY2030?",
+            answer="Decline: no filing covers FY2030.",
+            kind="trick_unanswerable",
+            expected_behaviour="decline",
+        )
+    )
+    qs.append(
+        Question(
+            qid="fp1",
+            question=FP_Q,
+            answer="False premise: 3M reported a net loss.",
+            kind="trick_false_premise",
+            expected_behaviour="flag_false_premise",
+            premise_figures=["$5.2 billion"],
+            evidence=[Evidence(doc_id="3M_2023Q2_10Q", page=2)],
+        )
+    )
+    return qs
+
+
+def _a(
+    qid,
+    text,
+    passages,
+    run_id="m1-plain-retrieved-r0",
+    model="m1",
+    style="plain",
+    ctx="retrieved",
+    rep=0,
+    tokens=(100, 20),
+):
+    return Answer(
+        qid=qid,
+        run_id=run_id,
+        backend="sim",
+        model=model,
+        prompt_style=style,
+        template_id=f"{style}@1",
+        context_mode=ctx,
+        replicate=rep,
+        passages=passages,
+        prompt=[],
+        text=text,
+        usage={"input_tokens": tokens[0], "output_tokens": tokens[1]},
+        latency_s=1.5,
+        cost_usd=0.002,
+    )
+
+
+def study_answers() -> list[Answer]:
+    """m1 retrieved plain (replicate 0): right+grounded, right but ungrounded, grounded but wrong year, refusal,
+    unanswerable declined, false premise used; m1 cot; m2 plain (cheaper); m1 oracle; m1 retrieved plain
+    replicate 1 (all four FinanceBench answers right and grounded)."""
+    return [
+        _a("fb1", RIGHT, [GOOD]),
+        _a("fb2", RIGHT, [OTHER]),
+        _a("fb3", WRONG_YEAR, [GOOD]),
+        _a("fb4", REFUSE, [OTHER]),
+        _a("un1", "The passages do not provide this information.", [OTHER]),
+        _a("fp1", USES_PREMISE, [FPP]),
+        _a("fb1", COT, [GOOD], run_id="m1-cot-retrieved", style="cot", tokens=(150, 60)),
+        _a("fb1", RIGHT, [GOOD], run_id="m2-plain-retrieved", model="m2", tokens=(50, 10)),
+        _a("fp1", FLAGS, [FPP], run_id="m2-plain-retrieved", model="m2", tokens=(50, 10)),
+        _a("fb2", RIGHT, [GOOD], run_id="m1-plain-oracle", ctx="oracle"),
+        *[_a(f"fb{i}", RIGHT, [GOOD], run_id="m1-plain-retrieved-r1", rep=1) for i in range(1, 5)],
+    ]
+
+
+@pytest.fixture(scope="module")
+def records():
+    qs = {q.qid: q for q in study_questions()}
+    return score_answers(study_answers(), qs, make_judge("numeric"), progress=False)
+
+
+R1 = "m1-plain-retrieved-r0"
+
+
+def _rec(records, run_id, qid):
+    (r,) = [r for r in records if r["run_id"] == run_id and r["qid"] == qid]
+    return r
+
+
+def test_correct_and_grounded(records):
+    r = _rec(records, R1, "fb1")
+    assert (r["verdict"], r["correct"], r["unit_mismatch"], r["verdict_source"]) == (
+        "correct",
+        True,
+        False,
+        "grader",
+    )
+    assert (r["n_claims"], r["n_supported"], r["groundedness"], r["fully_grounded"]) == (1, 1, 1.0, True)
+    assert (r["correct_and_grounded"], r["correct_or_grounded"]) == (True, True)
+    assert (r["citation_recall"], r["citation_precision"], r["n_citations"]) == (1.0, 1.0, 1)
+    assert (r["n_offset_citations"], r["offset_valid_share"]) == (0, None)
+    assert (r["evidence_recall"], r["declined"], r["withheld"], r["should_decline"]) == (
+        1.0,
+        False,
+        False,
+        False,
+    )
+    assert (r["generator"], r["judge"], r["input_tokens"], r["output_tokens"]) == (
+        "sim/m1",
+        "numeric",
+        100,
+        20,
+    )
+
+
+def test_correct_but_ungrounded(records):
+    r = _rec(records, R1, "fb2")
+    assert r["correct"] is True and r["verdict"] == "correct"
+    assert (r["n_claims"], r["n_unsupported"], r["groundedness"], r["fully_grounded"]) == (1, 1, 0.0, False)
+    assert (r["correct_and_grounded"], r["correct_or_grounded"]) == (False, True)
+    assert (r["citation_recall"], r["citation_precision"]) == (0.0, 0.0)
+    assert r["evidence_recall"] == 0.0  # the passage seen is another page of the right report
+
+
+def test_grounded_but_wrong_year(records):
+    r = _rec(records, R1, "fb3")
+    assert (r["verdict"], r["correct"], r["unit_mismatch"]) == ("incorrect", False, False)
+    assert (r["groundedness"], r["fully_grounded"], r["correct_and_grounded"]) == (1.0, True, False)
+    assert r["claims"] == [
+        {
+            "claim_id": "c1",
+            "text": "3M's purchases of property, plant and equipment were $1,373 million in 2017.",
+            "verdict": "supported",
+        }
+    ]
+
+
+def test_refusal(records):
+    r = _rec(records, R1, "fb4")
+    assert (r["verdict"], r["correct"], r["declined"], r["withheld"]) == ("refusal", False, True, True)
+    assert (r["n_claims"], r["groundedness"], r["fully_grounded"], r["refusal"]) == (0, None, False, True)
+    assert (r["citation_recall"], r["citation_precision"], r["correct_or_grounded"]) == (None, None, False)
+
+
+def test_unanswerable_declined_is_correct(records):
+    r = _rec(records, R1, "un1")
+    assert (r["should_decline"], r["declined"], r["correct"], r["verdict_source"]) == (
+        True,
+        True,
+        True,
+        "behaviour",
+    )
+    assert (r["evidence_recall"], r["n_evidence_pages"], r["false_premise"]) == (None, 0, None)
+
+
+def test_false_premise_used_and_flagged(records):
+    used = _rec(records, R1, "fp1")
+    assert (used["false_premise"], used["repeats_premise"], used["used_made_up_figure"]) == (
+        "used",
+        True,
+        True,
+    )
+    assert (used["correct"], used["verdict"], used["withheld"], used["should_decline"]) == (
+        False,
+        "incorrect",
+        False,
+        True,
+    )
+    flagged = _rec(records, "m2-plain-retrieved", "fp1")
+    assert (flagged["false_premise"], flagged["used_made_up_figure"]) == ("flagged", False)
+    assert (flagged["correct"], flagged["verdict"], flagged["withheld"], flagged["declined"]) == (
+        True,
+        "correct",
+        True,
+        False,
+    )
+
+
+def test_cot_graded_on_final_answer_and_claims_from_whole_text(records):
+    r = _rec(records, "m1-cot-retrieved", "fb1")
+    assert r["final_answer"] == "$1,577 million"
+    assert (r["correct"], r["n_claims"], r["fully_grounded"]) == (True, 2, True)
+    assert (r["citation_recall"], r["citation_recall_cited"]) == (
+        0.5,
+        1.0,
+    )  # the bare "Answer:" line is uncited
+
+
+def test_evidence_recall_of_passages():
+    q = study_questions()[0]
+    assert evidence_recall(q, [OTHER, GOOD]) == 1.0
+    assert evidence_recall(q, []) == 0.0
+    two = q.model_copy(
+        update={"evidence": [*q.evidence, Evidence(doc_id="3M_2018_10K", page=60, aligned_page=61)]}
+    )
+    p61 = GOOD.model_copy(update={"pages": [61], "chunk_id": "c61"})
+    assert evidence_recall(two, [GOOD]) == 0.5
+    assert evidence_recall(two, [GOOD, p61]) == 1.0
+    assert should_decline(study_questions()[4]) and not should_decline(q)
+
+
+def test_synthetic_unanswerable_is_to_be_declined():
+    q = Question(qid="syn-1", question="¿Cuántas opciones?", answer="No consta en los documentos.",
+                 kind="synthetic", question_type="no_respondible")  # fmt: skip
+    assert expected_behaviour(q) == "decline" and should_decline(q)
+    assert expected_behaviour(q.model_copy(update={"question_type": "tabla"})) == ""
+    (r,) = score_answers([_a("syn-1", "No consta en los documentos.", [OTHER])], {"syn-1": q},
+                         make_judge("numeric"), progress=False)  # fmt: skip
+    assert (r["expected_behaviour"], r["declined"], r["correct"], r["verdict_source"]) == (
+        "decline",
+        True,
+        True,
+        "behaviour",
+    )
+
+
+def test_missing_question_is_an_error():
+    with pytest.raises(ValueError, match="not in the questions"):
+        score_answers(study_answers()[:1], {}, make_judge("numeric"), progress=False)
+
+
+class FakeLLM:
+    """A judge model that finds every claim unsupported; records its calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def complete(self, messages, decoding, replicate=0, template_id="", item_id=""):
+        self.calls += 1
+        user = messages[-1]["content"]
+        n = sum(1 for line in user.splitlines() if line[:1].isdigit() and ". " in line[:4])
+        text = (
+            "\n".join(f"{k}. UNSUPPORTED - not stated" for k in range(1, n + 1))
+            if n > 1
+            else "UNSUPPORTED - no"
+        )
+        usage = {"input_tokens": 40, "output_tokens": 5}
+        return Completion(text=text, usage=usage, latency_s=0.25, cost_usd=0.01), f"k{self.calls}", False
+
+
+def test_llm_judge_on_a_stratified_sample():
+    answers = study_answers()
+    idx = llm_sample_indices(answers, 1, seed=3)
+    assert sorted(answers[i].run_id for i in idx) == sorted(
+        [
+            "m1-plain-retrieved-r0",
+            "m1-plain-retrieved-r1",
+            "m2-plain-retrieved",
+            "m1-cot-retrieved",
+            "m1-plain-oracle",
+        ]
+    )
+    assert idx == llm_sample_indices(answers, 1, seed=3)
+    assert llm_sample_indices(answers, None) == set(range(len(answers)))
+    llm = FakeLLM()
+    qs = {q.qid: q for q in study_questions()}
+    recs = score_answers(
+        answers, qs, make_judge("numeric"), make_judge("llm", llm=llm), 1, llm_seed=3, progress=False
+    )
+    sampled = [r for r in recs if r["llm_sampled"]]
+    assert len(sampled) == 5 and all(r["llm_judge"] == "llm" for r in sampled)
+    for r in sampled:
+        assert r["llm_n_claims"] == r["n_claims"]  # the same claims for both judges
+        assert r["llm_fully_grounded"] is False
+        assert r["llm_groundedness"] == (0.0 if r["n_claims"] else None)
+    assert all(r["llm_groundedness"] is None and r["llm_judge"] is None for r in recs if not r["llm_sampled"])
+    assert (
+        llm.calls == sum(1 for r in sampled if r["n_claims"]) >= 3
+    )  # one batched call per answer with claims
+
+
+def test_run_scoring_end_to_end(tmp_path):
+    answers = study_answers()
+    f1, f2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    f1.write_text("".join(a.model_dump_json() + "\n" for a in answers[:7]))
+    f2.write_text("".join(a.model_dump_json() + "\n" for a in answers[7:]))
+    llm = FakeLLM()
+
+    def factory(name, **params):
+        return make_judge(name, llm=llm if name == "llm" else None, **params)
+
+    params = {
+        "judge": {"name": "numeric", "params": {}},
+        "llm_judge": {"name": "llm", "params": {"batch_size": 8}, "sample": {"per_run": 1, "seed": 3}},
+        "main_kinds": ["financebench"],
+        "correlation": {"n_resamples": 200},
+        "progress": False,
+    }
+    out = run_scoring([f1, f2], study_questions(), params, factory)
+    assert len(out["records"]) == len(answers)
+    json.dumps(out["tables"], allow_nan=False)  # JSON-ready: no NaN anywhere
+    judges = out["tables"]["cost"]["judges"]
+    assert [j["judge"] for j in judges] == ["numeric", "llm"]
+    assert judges[0]["answers"] == len(answers) and judges[0]["calls"] == 0
+    assert judges[0]["claims"] == sum(r["n_claims"] for r in out["records"])
+    assert (judges[1]["answers"], judges[1]["calls"], judges[1]["cache_hits"]) == (5, llm.calls, 0)
+    assert judges[1]["input_tokens"] == 40 * llm.calls and judges[1]["cost_usd"] == pytest.approx(
+        0.01 * llm.calls
+    )
+    assert judges[1]["model_seconds"] == round(0.25 * llm.calls, 1)
+    assert out["tables"]["meta"]["llm_judges"] == ["llm"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(answers[0].model_dump_json() + "\n{not json\n")
+    with pytest.raises(ValueError, match="bad.jsonl:2"):
+        run_scoring([bad], study_questions(), params, factory)
