@@ -351,7 +351,7 @@ def test_run_scoring_end_to_end(tmp_path):
     }
     out = run_scoring([f1, f2], study_questions(), params, factory)
     assert len(out["records"]) == len(answers)
-    json.dumps(out["tables"], allow_nan=False)  # JSON-ready: no NaN anywhere
+    json.dumps(out, allow_nan=False)  # records and tables JSON-ready: no NaN anywhere
     judges = out["tables"]["cost"]["judges"]
     assert [j["judge"] for j in judges] == ["numeric", "llm"]
     assert judges[0]["answers"] == len(answers) and judges[0]["calls"] == 0

@@ -1,0 +1,54 @@
+"""Stage 14 score: four separate measurements of every answer (correct, grounded, cited, declined) and the
+study's tables with 95% intervals -> results/metrics/eval_main.json, per-answer records, plots."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from _stage import main
+
+from finrag.config import params
+from finrag.io import write_json, write_jsonl
+from finrag.provenance import provenance
+from finrag.scoring.evaluate import run_scoring
+from finrag.scoring.plots import write_plots
+from finrag.tracking import stage_run
+
+
+def summary(records: list[dict]) -> dict:
+    """Per run id: the shares the README and docs/predictions.yaml quote."""
+    by_run: dict[str, list[dict]] = defaultdict(list)
+    for r in records:
+        by_run[r["run_id"]].append(r)
+    out = {}
+    for run_id, recs in sorted(by_run.items()):
+        main_recs = [r for r in recs if r["kind"] == "financebench"]
+        scored = [r for r in main_recs if r.get("fully_grounded") is not None]
+        should = [r for r in recs if r.get("should_decline")]
+        out[run_id] = {
+            "n": len(main_recs),
+            "correct": sum(bool(r["correct"]) for r in main_recs) / len(main_recs) if main_recs else None,
+            "fully_grounded": sum(bool(r["fully_grounded"]) for r in scored) / len(scored) if scored else None,
+            "declined_when_should": sum(bool(r["declined"]) for r in should) / len(should) if should else None,
+        }
+    return out
+
+
+def run() -> None:
+    p = params("score")
+    files = sorted(str(f) for fam in p["families"] for f in (Path(p["answers_dir"]) / fam).glob("*.jsonl"))
+    with stage_run("14_score", p) as tracker:
+        result = run_scoring(files, Path(p["questions"]), p)
+        tables = result["tables"]
+        tracker.metrics({"answers": len(result["records"])})
+    scatter = tables.pop("scatter_points")
+    write_plots({**tables, "scatter_points": scatter}, Path(p["plots_dir"]))
+    tables["summary"] = summary(result["records"])
+    tables["_provenance"] = provenance("14_score", p, inputs=files)
+    write_json(Path(p["metrics_out"]), tables)
+    write_jsonl(Path(p["records_out"]), result["records"])
+
+
+if __name__ == "__main__":
+    main(run)
