@@ -508,9 +508,13 @@ def test_replay_errors(tmp_path):
 
 
 def test_label_calls_the_labelling_server(tmp_path, monkeypatch):
+    import inspect
+
+    from finrag import labelling
+
     calls = []
     fake = types.ModuleType("finrag.labelling")
-    fake.serve = lambda **kw: calls.append(kw)
+    fake.serve = lambda *a, **kw: calls.append((a, kw))
     monkeypatch.setitem(sys.modules, "finrag.labelling", fake)
     _, answers = _recorded_answer(tmp_path)
     res = run(
@@ -525,15 +529,11 @@ def test_label_calls_the_labelling_server(tmp_path, monkeypatch):
         "ana",
     )
     assert res.exit_code == 0, res.stderr
-    assert calls == [
-        {
-            "answers": answers,
-            "questions": None,
-            "labels_dir": tmp_path / "labels",
-            "port": 9001,
-            "labeller": "ana",
-        }
-    ]
+    ((args, kwargs),) = calls
+    assert args == (answers, tmp_path / "labels")
+    assert kwargs == {"host": "127.0.0.1", "port": 9001, "questions_path": None, "labeller": "ana"}
+    bound = inspect.signature(labelling.serve).bind(*args, **kwargs)  # the real server takes this call
+    assert bound.arguments["answers_path"] == answers and bound.arguments["labeller"] == "ana"
 
 
 def test_label_errors(tmp_path, monkeypatch):
@@ -544,4 +544,4 @@ def test_label_errors(tmp_path, monkeypatch):
     user_error(
         run("label", "--answers", answers, "--questions", tmp_path / "q.jsonl"), "questions file not found"
     )
-    user_error(run("label", "--answers", answers, "--port", "0"), "--port")
+    user_error(run("label", "--answers", answers, "--port", "70000"), "--port")

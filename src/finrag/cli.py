@@ -62,13 +62,18 @@ class _OneLineErrors(TyperGroup):
 
 
 def _quiet_logging() -> None:
-    """Library log lines (e.g. the anthropic backend's note on sampling) stay off stderr unless asked for:
-    FINRAG_LOG_LEVEL=INFO shows them. An error is still one line; warnings.warn (torn cache lines) still shows."""
+    """Library log lines (e.g. the anthropic backend's note on sampling) stay off stderr unless asked for with
+    FINRAG_LOG_LEVEL=INFO (or WARNING, DEBUG), so an error stays one line; warnings.warn (torn cache lines) still
+    shows. Only the level is touched when logging is unconfigured: no handler is installed behind the caller's back.
+    """
     root = logging.getLogger()
-    if not root.handlers:
-        name = os.environ.get("FINRAG_LOG_LEVEL", "ERROR").upper()
-        level = logging.getLevelNamesMapping().get(name, logging.ERROR)
-        logging.basicConfig(level=level, format="finrag: %(levelname)s %(name)s: %(message)s")
+    if root.handlers:
+        return
+    name = os.environ.get("FINRAG_LOG_LEVEL", "").upper()
+    if name in logging.getLevelNamesMapping():
+        logging.basicConfig(level=name, format="finrag: %(levelname)s %(name)s: %(message)s")
+    else:
+        root.setLevel(logging.ERROR)
 
 
 app = typer.Typer(
@@ -107,7 +112,8 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     # LookupError covers KeyError (unknown registry name) and CacheMiss; ValueError covers pydantic's
     # ValidationError, read_jsonl's "file:line: malformed line", IngestError and CacheCorrupt.
-    return (DataUnavailable, LLMError, OSError, ValueError, LookupError, ImportError)
+    # RuntimeError: what libraries raise for their environment (a model absent from the local cache).
+    return (DataUnavailable, LLMError, OSError, ValueError, LookupError, ImportError, RuntimeError)
 
 
 @contextmanager
@@ -115,7 +121,7 @@ def _errors(what: str) -> Iterator[None]:
     """Turn a user error raised inside a command into one line on stderr and exit code 2."""
     try:
         yield
-    except typer.Exit:
+    except (typer.Exit, typer.Abort):  # both are RuntimeErrors: let them through
         raise
     except _user_errors() as exc:
         if os.environ.get("FINRAG_DEBUG"):
@@ -171,6 +177,19 @@ def _need_file(path: Path, what: str, hint: str = "") -> Path:
     if not path.is_file():
         _fail(f"{what} not found: {path}" + (f" ({hint})" if hint else ""))
     return path
+
+
+@contextmanager
+def _no_hub_progress_bars() -> Iterator[None]:
+    """HF_HUB_DISABLE_PROGRESS_BARS=1 while models load (unless the caller set it), restored afterwards."""
+    key = "HF_HUB_DISABLE_PROGRESS_BARS"
+    before = os.environ.get(key)
+    os.environ.setdefault(key, "1")
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
 
 
 ParamsOpt = Annotated[
@@ -251,10 +270,19 @@ def search(
                 documents = _from_params(doc_rel)
             _need_file(documents, "documents file", "run `dvc repro ingest`")
             docs = read_jsonl(documents, Document)
+        if method == "hybrid_rerank" and _from_params(p["reranker"]).exists():
+            p = {**p, "reranker": str(_from_params(p["reranker"]))}  # a params path, from the repository root
         try:
-            ctx = build_search_context(chunk_list, vectors, embedder, p, methods=[method])
+            with _no_hub_progress_bars():  # model loading bars would break the one-line error promise
+                ctx = build_search_context(chunk_list, vectors, embedder, p, methods=[method])
         except ImportError as exc:
             _fail(f"search: method '{method}' needs a module that is not available here ({_describe(exc)})")
+        except (OSError, ValueError, RuntimeError) as exc:
+            if method == "hybrid_rerank" and not Path(p["reranker"]).exists():
+                _fail(
+                    f"search: re-ranker '{p['reranker']}' not available ({_describe(exc)}): run `dvc repro reranker`"
+                )
+            raise
         if filter_:
             allowed = ctx.chunk_indices(question_filter(Question(qid="cli", question=question), docs))
         hits = run_search(ctx, method, question, k, allowed or None)
@@ -466,10 +494,11 @@ def label(
     labels_dir: Annotated[
         Path, typer.Option(help="where labels are written (JSONL, one file per labeller)")
     ] = Path("labels"),
-    port: Annotated[int, typer.Option(min=1, max=65535)] = 8765,
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="0 = any free port")] = 8765,
     labeller: Annotated[str | None, typer.Option(help="your name, stored with each label")] = None,
 ) -> None:
-    """Serve the claim-labelling page on localhost (finrag.labelling)."""
+    """Serve the claim-labelling page (finrag.labelling) until Ctrl-C."""
     _need_file(answers, "answers file")
     if questions is not None:
         _need_file(questions, "questions file")
@@ -477,8 +506,9 @@ def label(
         from finrag.labelling import serve
     except ImportError as exc:
         _fail(f"label: the labelling page is not available ({_describe(exc)})")
+    kwargs: dict[str, Any] = {"labeller": labeller} if labeller else {}
     with _errors("label"):
-        serve(answers=answers, questions=questions, labels_dir=labels_dir, port=port, labeller=labeller)
+        serve(answers, labels_dir, host=host, port=port, questions_path=questions, **kwargs)
 
 
 @app.command()

@@ -43,7 +43,7 @@ class RerankerParams:
     max_train_pairs: int = 4000  # the cost knob: pairs seen once per epoch
     hard_negatives: int = 2
     random_negatives: int = 2
-    eval_random_negatives: int = 15
+    eval_random_negatives: int = 10
     epochs: int = 1
     batch_size: int = 16
     learning_rate: float = 5e-5
@@ -52,6 +52,7 @@ class RerankerParams:
     max_steps: int = -1  # > 0 caps optimizer steps (for tests)
     max_eval_questions: int | None = None  # None = every held-out question
     threads: int | None = None
+    bf16: str | bool = "auto"  # mixed-precision training/eval; auto = where the CPU has native bf16 (AMX)
 
     @classmethod
     def from_dict(cls, d: dict | None) -> RerankerParams:
@@ -221,9 +222,15 @@ def _biencoder_scores(cands, threads: int | None) -> list[tuple[list[float], set
     return out
 
 
-def _crossencoder_scores(model, cands, batch_size: int) -> list[tuple[list[float], set[int]]]:
+def _crossencoder_scores(
+    model, cands, batch_size: int, bf16: bool = False
+) -> list[tuple[list[float], set[int]]]:
+    import torch
+
     flat = [(q, t) for q, cand, _ in cands for t in cand]
-    scores = np.asarray(model.predict(flat, batch_size=batch_size, show_progress_bar=False), dtype=np.float64)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        scores = model.predict(flat, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
+    scores = np.asarray(scores, dtype=np.float64).reshape(len(flat))
     out, s = [], 0
     for _, cand, pos in cands:
         out.append((scores[s : s + len(cand)].tolist(), pos))
@@ -254,7 +261,7 @@ def train_reranker(
     )
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    from finrag.embedding import minilm_path
+    from finrag.embedding import cpu_has_native_bf16, minilm_path
 
     _need_training_extras()
     from datasets import Dataset
@@ -263,6 +270,7 @@ def train_reranker(
     p = params if isinstance(params, RerankerParams) else RerankerParams.from_dict(params)
     if p.threads:
         torch.set_num_threads(p.threads)
+    bf16 = cpu_has_native_bf16() if p.bf16 == "auto" else bool(p.bf16)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -297,13 +305,15 @@ def train_reranker(
     pos_weight = torch.tensor((len(pairs) - n_pos) / max(n_pos, 1))
     loss = BinaryCrossEntropyLoss(model, pos_weight=pos_weight)
     work = out_dir / ".trainer"
+    steps = p.max_steps if p.max_steps > 0 else p.epochs * -(-len(pairs) // p.batch_size)
     args = CrossEncoderTrainingArguments(
         output_dir=str(work),
         num_train_epochs=p.epochs,
         max_steps=p.max_steps,
         per_device_train_batch_size=p.batch_size,
         learning_rate=p.learning_rate,
-        warmup_ratio=p.warmup_ratio,
+        warmup_steps=int(p.warmup_ratio * steps),
+        bf16=bf16,
         seed=p.seed,
         data_seed=p.seed,
         use_cpu=True,
@@ -320,7 +330,8 @@ def train_reranker(
     train_s = time.time() - t_train
 
     t_eval = time.time()
-    trained = ranking_metrics(_crossencoder_scores(model, cands, 64))
+    model.eval()
+    trained = ranking_metrics(_crossencoder_scores(model, cands, 64, bf16))
     eval_s = time.time() - t_eval
 
     tmp_model = out_dir / ".model.tmp"
@@ -352,6 +363,7 @@ def train_reranker(
             "total": round(time.time() - t0, 1),
         },
         "torch_threads": torch.get_num_threads(),
+        "bf16": bf16,
         "model_dir": str(final),
     }
     write_json(out_dir / "metrics.json", metrics)
