@@ -63,7 +63,7 @@ def mirror_dir(required: bool = False) -> Path | None:
     if required:
         raise DataUnavailable(
             "real filings are not available: set FINRAG_MIRROR to a local copy of the data mirror "
-            "(layout: financebench/, edgar/, humanlabels/, tatqa/), or run on a machine with network so "
-            "FinanceBench can be downloaded (see README, 'Data')"
+            "(layout: financebench/, edgar/, humanlabels/, tatqa/); see README, 'Data'. Without real data, run "
+            "the synthetic study: dvc repro synthetic_study"
         )
     return None
