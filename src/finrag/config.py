@@ -1,6 +1,6 @@
 """Where things are: the data mirror, the repository root, params.yaml sections.
 
-The product never names `../shared`; the mirror is found through `FINRAG_MIRROR` or `params.yaml: data.mirror`.
+The product never names a fixed data folder; the mirror is found through `FINRAG_MIRROR` or `params.yaml: data.mirror`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def params(section: str | None = None, path: Path | None = None) -> dict:
 
 
 def mirror_dir(required: bool = False) -> Path | None:
-    """The local mirror of real data (layout of shared/data), or None."""
+    """The local mirror of real data (financebench/, edgar/, humanlabels/, tatqa/), or None."""
     env = os.environ.get("FINRAG_MIRROR")
     candidates = [env] if env else []
     try:
