@@ -23,8 +23,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from finrag.config import mirror_dir, repo_root
 from finrag.contracts import LabelledClaim
 from finrag.io import read_jsonl
@@ -263,24 +261,6 @@ def sample_stratified(
     Proportional allocation keeps each benchmark's label balance and subset mix as in the source, so a kappa on
     the sample estimates the kappa on the whole set. Returns everything (in source order) when n >= len(items).
     """
-    items = list(items)
-    if n >= len(items):
-        return items
-    if n <= 0:
-        return []
-    strata: dict[tuple, list[int]] = {}
-    for i, it in enumerate(items):
-        strata.setdefault(_stratum(it, by), []).append(i)
-    keys = sorted(strata, key=repr)
-    sizes = np.array([len(strata[k]) for k in keys], dtype=float)
-    quota = sizes * n / sizes.sum()
-    alloc = np.floor(quota).astype(int)
-    order = sorted(range(len(keys)), key=lambda j: (-(quota[j] - alloc[j]), repr(keys[j])))
-    for j in order[: n - int(alloc.sum())]:
-        alloc[j] += 1
-    rng = np.random.default_rng(seed)
-    chosen: list[int] = []
-    for k, a in zip(keys, alloc, strict=True):
-        idx = strata[k]
-        chosen.extend(int(x) for x in rng.choice(idx, size=int(a), replace=False))
-    return [items[i] for i in sorted(chosen)]
+    from finrag.sampling import proportional_sample
+
+    return proportional_sample(list(items), n, lambda it: _stratum(it, by), seed)

@@ -7,6 +7,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+import numpy as np
+
 T = TypeVar("T")
 
 
@@ -20,4 +22,29 @@ def stratified_sample(items: Sequence[T], key: Callable[[T], str], per_stratum: 
     for name in sorted(groups):
         idx = groups[name]
         chosen.update(idx if len(idx) <= per_stratum else rng.sample(idx, per_stratum))
+    return [items[i] for i in sorted(chosen)]
+
+
+def proportional_sample(items: Sequence[T], n: int, key: Callable[[T], tuple], seed: int) -> list[T]:
+    """n items without replacement, allocated to strata in proportion to their size (largest remainder),
+    drawn with numpy's default_rng(seed); input order kept. Everything when n >= len(items)."""
+    items = list(items)
+    if n >= len(items):
+        return items
+    if n <= 0:
+        return []
+    strata: dict[tuple, list[int]] = {}
+    for i, it in enumerate(items):
+        strata.setdefault(key(it), []).append(i)
+    keys = sorted(strata, key=repr)
+    sizes = np.array([len(strata[k]) for k in keys], dtype=float)
+    quota = sizes * n / sizes.sum()
+    alloc = np.floor(quota).astype(int)
+    order = sorted(range(len(keys)), key=lambda j: (-(quota[j] - alloc[j]), repr(keys[j])))
+    for j in order[: n - int(alloc.sum())]:
+        alloc[j] += 1
+    rng = np.random.default_rng(seed)
+    chosen: list[int] = []
+    for k, a in zip(keys, alloc, strict=True):
+        chosen.extend(int(x) for x in rng.choice(strata[k], size=int(a), replace=False))
     return [items[i] for i in sorted(chosen)]

@@ -17,7 +17,6 @@ Retrieval and chunking are injected (``search_fn``, ``chunks``) so this module d
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -306,7 +305,9 @@ def count_tokens(text: str) -> int:
 
 # ------------------------------------------------------------------------------------------------ baselines
 def _fold(text: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+    from finrag.search import fold_accents
+
+    return fold_accents(text.lower())
 
 
 def _terms(text: str) -> set[str]:
