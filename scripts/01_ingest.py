@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-
 from finrag.config import mirror_dir, params
 from finrag.ingest.corpus import run_ingest
-from finrag.provenance import provenance
 from finrag.io import read_json, write_json
+from finrag.provenance import provenance
 from finrag.tracking import stage_run
 
 
@@ -33,7 +32,9 @@ def run() -> None:
         metrics.pop(key)  # wall time varies (it goes to MLflow); results stay byte-reproducible
     if str(metrics.get("financebench_source", "")).startswith("mirror:"):
         metrics["financebench_source"] = "mirror"  # the mirror's path differs per machine
-    metrics["_provenance"] = provenance("01_ingest", p, datasets=["financebench@cc39aeb4", "edgar-html-mirror"])
+    metrics["_provenance"] = provenance(
+        "01_ingest", p, datasets=["financebench@cc39aeb4", "edgar-html-mirror"]
+    )
     write_json(metrics_out, metrics)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-
 from finrag.config import params
 from finrag.contracts import Document, Question
 from finrag.ingest.questions import build_question_set

@@ -7,7 +7,6 @@ from collections import defaultdict
 from pathlib import Path
 
 from _stage import main
-
 from finrag.chunking import chunk_corpus, make_chunker
 from finrag.config import params
 from finrag.contracts import Document, Page

@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from _stage import main
 
+from _stage import main
 from finrag.config import params
 from finrag.contracts import Chunk
 from finrag.embedding import embed_with_cache, make_embedder

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-
 from finrag.config import mirror_dir, params
 from finrag.io import read_json, write_json
 from finrag.provenance import provenance

@@ -7,13 +7,13 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from _stage import main
 
+from _stage import main
 from finrag.config import params
 from finrag.contracts import Chunk, Question
+from finrag.grid import write_run
 from finrag.io import read_jsonl
 from finrag.retrieval import build_search_context, run_method
-from finrag.grid import write_run
 
 
 def run() -> None:

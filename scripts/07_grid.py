@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-
 from finrag.config import params
 from finrag.contracts import Chunk, Question
 from finrag.grid import breakdowns, evaluate_grid, headline, heatmap, read_run

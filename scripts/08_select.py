@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-
 from finrag.config import params
 from finrag.grid import select_setup
 from finrag.io import read_json, write_json

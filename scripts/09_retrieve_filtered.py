@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from _stage import main
 
+from _stage import main
 from finrag.config import params
 from finrag.contracts import Chunk, Document, Question
 from finrag.grid import evaluate_grid, read_run, write_run

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-
 from finrag.config import mirror_dir, params
 from finrag.grader_validation import validate_grader
 from finrag.io import write_json, write_jsonl

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import numpy as np
-from _stage import main
 
+from _stage import main
 from finrag.config import params
 from finrag.contracts import Chunk, Question
 from finrag.generate import ContextBuilder, RunSpec, generate_answers, run_stats
@@ -59,7 +59,9 @@ def run() -> None:
     for run_id, rows in sorted(answers.items()):
         write_jsonl(out_dir / f"{run_id}.jsonl", rows)
         stats[run_id] = run_stats(rows)
-    write_json(Path(p["stats_dir"]) / f"generation_{args.family}.json", {"family": args.family, "runs": stats})
+    write_json(
+        Path(p["stats_dir"]) / f"generation_{args.family}.json", {"family": args.family, "runs": stats}
+    )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-
 from finrag.agreement import agreement_sample, evaluate_judge_on, summary_table
 from finrag.config import mirror_dir, params
 from finrag.humanlabels import load_all
@@ -39,7 +38,8 @@ def run() -> None:
         tracker.metrics({"items": len(items)})
     forest_rows = [
         {
-            "label": f"{r['pair']}: {r['benchmark']}" + (f"/{r['subset']}" if r["subset"] != "all" else "")
+            "label": f"{r['pair']}: {r['benchmark']}"
+            + (f"/{r['subset']}" if r["subset"] != "all" else "")
             + (f" ({r['level']})" if r["level"] != "binary" else ""),
             "kappa": r["kappa"],
             "kappa_ci": r["kappa_ci"],
@@ -49,7 +49,9 @@ def run() -> None:
         if r["subset"] == "all" or r["benchmark"] == "findver"
     ]
     forest_plot(forest_rows, Path(p["forest_plot"]))
-    result["_provenance"] = provenance("12_agreement", p, datasets=["findver", "attributionbench", "expertqa"])
+    result["_provenance"] = provenance(
+        "12_agreement", p, datasets=["findver", "attributionbench", "expertqa"]
+    )
     write_json(Path(p["metrics_out"]), result)
 
 

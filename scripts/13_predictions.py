@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-
 from finrag.config import params
 from finrag.io import write_json
 from finrag.predictions import evaluate, load_predictions

@@ -7,7 +7,6 @@ from collections import defaultdict
 from pathlib import Path
 
 from _stage import main
-
 from finrag.config import params
 from finrag.io import write_json, write_jsonl
 from finrag.provenance import provenance
@@ -29,8 +28,12 @@ def summary(records: list[dict]) -> dict:
         out[run_id] = {
             "n": len(main_recs),
             "correct": sum(bool(r["correct"]) for r in main_recs) / len(main_recs) if main_recs else None,
-            "fully_grounded": sum(bool(r["fully_grounded"]) for r in scored) / len(scored) if scored else None,
-            "declined_when_should": sum(bool(r["declined"]) for r in should) / len(should) if should else None,
+            "fully_grounded": sum(bool(r["fully_grounded"]) for r in scored) / len(scored)
+            if scored
+            else None,
+            "declined_when_should": sum(bool(r["declined"]) for r in should) / len(should)
+            if should
+            else None,
         }
     return out
 

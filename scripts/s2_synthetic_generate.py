@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 from _stage import main
-
 from finrag.config import params
 from finrag.contracts import Chunk
 from finrag.generate import ContextBuilder, RunSpec, generate_answers, run_stats
@@ -30,13 +29,20 @@ def run() -> None:
     ctx = ContextBuilder(chunks, lambda text, k, allowed: bm25.search(text, k, allowed), k=p["k"])
     contexts = {(q.qid, "retrieved"): ctx.retrieved(q) for q in contracts_q}
     backend = make_backend(p["backend"], **p.get("backend_params", {}))
-    llm = CachedLLM(backend, p["cache_dir"], mode=os.environ.get("FINRAG_LLM_MODE", p["cache_mode"]), stage="synthetic_generate")
+    llm = CachedLLM(
+        backend,
+        p["cache_dir"],
+        mode=os.environ.get("FINRAG_LLM_MODE", p["cache_mode"]),
+        stage="synthetic_generate",
+    )
     spec = RunSpec(run_id=p["run_id"], style=p["style"], context_mode="retrieved")
     with stage_run("s2_synthetic_generate", p) as tracker:
         answers = generate_answers(contracts_q, contexts, llm, [spec], p["decoding"])[spec.run_id]
         tracker.metrics(llm.stats())
     write_jsonl(Path(p["answers_out"]), answers)
-    write_json(Path(p["stats_out"]), {"run_id": spec.run_id, "sample_size": len(sample), **run_stats(answers)})
+    write_json(
+        Path(p["stats_out"]), {"run_id": spec.run_id, "sample_size": len(sample), **run_stats(answers)}
+    )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-
 from finrag.config import params
 from finrag.contracts import Answer, Chunk
 from finrag.io import read_jsonl, write_json, write_jsonl

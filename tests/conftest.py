@@ -13,5 +13,7 @@ from finrag.config import mirror_dir
 def mirror() -> Path:
     m = mirror_dir()
     if m is None:
-        pytest.skip("real-data mirror absent: set FINRAG_MIRROR to a copy of the data mirror to run this test")
+        pytest.skip(
+            "real-data mirror absent: set FINRAG_MIRROR to a copy of the data mirror to run this test"
+        )
     return m

@@ -28,14 +28,18 @@ class Document(Record):
     n_pages: int = 0
     sector: str = ""
     language: str = "en"
-    collection: str = ""  # "financebench" (a document FinanceBench names) or "edgar" (other filings, distractors)
+    collection: str = (
+        ""  # "financebench" (a document FinanceBench names) or "edgar" (other filings, distractors)
+    )
 
 
 class Page(Record):
     doc_id: str
     page: int  # 0-based, as FinanceBench's evidence_page_num
     text: str
-    section: str = ""  # nearest heading seen on or before this page (e.g. "Item 7. Management's Discussion ...")
+    section: str = (
+        ""  # nearest heading seen on or before this page (e.g. "Item 7. Management's Discussion ...")
+    )
 
 
 class Span(Record):
@@ -157,4 +161,6 @@ class LabelledClaim(Record):
     passages: list[str]
     human: Verdict
     group_id: str = ""  # answer/document grouping for answer-level agreement
-    human_raw: str = ""  # the label as the source gave it (e.g. "Partial", "True"), before mapping to a Verdict
+    human_raw: str = (
+        ""  # the label as the source gave it (e.g. "Partial", "True"), before mapping to a Verdict
+    )

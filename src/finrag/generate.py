@@ -28,7 +28,9 @@ def passages_from(chunks: Sequence[Chunk], hits: Iterable[tuple[int, float]]) ->
     out = []
     for n, (i, score) in enumerate(hits, 1):
         c = chunks[i]
-        out.append(Passage(n=n, chunk_id=c.chunk_id, doc_id=c.doc_id, pages=c.pages, text=c.text, score=score))
+        out.append(
+            Passage(n=n, chunk_id=c.chunk_id, doc_id=c.doc_id, pages=c.pages, text=c.text, score=score)
+        )
     return out
 
 

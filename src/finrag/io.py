@@ -11,7 +11,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -32,10 +32,8 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

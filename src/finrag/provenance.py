@@ -12,7 +12,9 @@ def params_hash(params: Mapping) -> str:
     return sha256_text(canonical_json(params))[:16]
 
 
-def provenance(stage: str, params: Mapping, inputs: Iterable[str | Path] = (), datasets: Iterable[str] = ()) -> dict:
+def provenance(
+    stage: str, params: Mapping, inputs: Iterable[str | Path] = (), datasets: Iterable[str] = ()
+) -> dict:
     """A small block stored under `_provenance` in each metrics JSON."""
     files = {}
     for p in inputs:

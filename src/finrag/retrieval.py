@@ -23,7 +23,11 @@ def build_search_context(
     methods = list(methods or p["methods"])
     bm25 = BM25Index([c.text for c in chunks], **p["bm25"])
     dense = reranker = None
-    if vectors is not None and embedder_name and any(m in ("dense", "hybrid", "hybrid_rerank") for m in methods):
+    if (
+        vectors is not None
+        and embedder_name
+        and any(m in ("dense", "hybrid", "hybrid_rerank") for m in methods)
+    ):
         from finrag.embedding import make_embedder
         from finrag.stores import DenseIndex, make_store
 

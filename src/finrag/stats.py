@@ -38,7 +38,11 @@ def mean_ci(values: Sequence[float], n_resamples: int = 2000, seed: int = DEFAUL
     if arr.size == 1 or np.all(arr == arr[0]):
         return {"mean": float(arr.mean()), "ci": [float(arr.mean()), float(arr.mean())], "n": int(arr.size)}
     res = bootstrap(
-        (arr,), np.mean, n_resamples=n_resamples, method="percentile", random_state=np.random.default_rng(seed)
+        (arr,),
+        np.mean,
+        n_resamples=n_resamples,
+        method="percentile",
+        random_state=np.random.default_rng(seed),
     )
     return {
         "mean": float(arr.mean()),
@@ -69,7 +73,11 @@ def _kappa_from_codes(a: np.ndarray, b: np.ndarray, n_labels: int) -> np.ndarray
 
 
 def kappa_bootstrap(
-    a: Sequence, b: Sequence, n_resamples: int = 2000, seed: int = DEFAULT_SEED, labels: Sequence | None = None
+    a: Sequence,
+    b: Sequence,
+    n_resamples: int = 2000,
+    seed: int = DEFAULT_SEED,
+    labels: Sequence | None = None,
 ) -> dict:
     """Cohen's kappa (scikit-learn) with a percentile bootstrap 95% interval over items (paired resampling).
 
@@ -106,7 +114,9 @@ def agreement(human: Sequence, judge: Sequence, labels: Sequence, seed: int = DE
         "kappa": kb["kappa"],
         "kappa_ci": kb["ci"],
         "balanced_accuracy": bal,
-        "raw_agreement": float(np.mean([h == j for h, j in zip(human, judge, strict=True)])) if human else float("nan"),
+        "raw_agreement": float(np.mean([h == j for h, j in zip(human, judge, strict=True)]))
+        if human
+        else float("nan"),
         "labels": list(labels),
         "confusion_matrix": np.asarray(cm).astype(int).tolist(),  # rows: first rater, cols: second rater
     }

@@ -48,7 +48,7 @@ def stage_run(stage: str, params: Mapping | None = None, nested: bool = False) -
         if not nested:
             mlflow.set_tracking_uri((repo_root() / "mlruns").as_uri())
             mlflow.set_experiment("finrag")
-        run = mlflow.start_run(run_name=stage, nested=nested)
+        mlflow.start_run(run_name=stage, nested=nested)
     except Exception as exc:  # noqa: BLE001 - tracking must never fail a stage
         log.warning("MLflow unavailable (%s); stage continues without tracking", exc)
         yield _NullRun()

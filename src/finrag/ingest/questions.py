@@ -18,7 +18,10 @@ def build_question_set(
         missing = [d for d in q.doc_ids if d not in in_corpus]
         if missing:
             q = q.model_copy(
-                update={"available": False, "unavailable_reason": f"documents not in corpus: {', '.join(missing)}"}
+                update={
+                    "available": False,
+                    "unavailable_reason": f"documents not in corpus: {', '.join(missing)}",
+                }
             )
         out.append(q)
     seen = Counter(q.qid for q in out)

@@ -126,7 +126,10 @@ def run(root: Path, check: bool = False) -> list[CheckResult]:
         if not same:
             diff = "".join(
                 difflib.unified_diff(
-                    current.splitlines(True), rendered.splitlines(True), f"{name} (committed)", f"{name} (from results/)"
+                    current.splitlines(True),
+                    rendered.splitlines(True),
+                    f"{name} (committed)",
+                    f"{name} (from results/)",
                 )
             )
             if not check:
