@@ -1,19 +1,73 @@
 """Stage 12 agreement: every judge against human-labelled claims (FinDVer, AttributionBench, ExpertQA, and
-finrag's own labels when any exist), with kappa intervals; the forest plot of every kappa."""
+finrag's own labels when any exist), with kappa intervals; judges that call a model (LLM, RAGAS, a second model)
+on a nested subsample through the response cache, and against each other (AI vs AI); the forest plot."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from _stage import main
-from finrag.agreement import agreement_sample, evaluate_judge_on, summary_table
+from finrag.agreement import (
+    agreement_sample,
+    ai_pairs_by_benchmark,
+    evaluate_judge_on,
+    judge_items,
+    model_judge_sample,
+    pair_rows,
+    summary_table,
+)
 from finrag.config import mirror_dir, params
 from finrag.humanlabels import load_all
 from finrag.io import write_json
+from finrag.llm.backends import make_backend
+from finrag.llm.cache import CachedLLM
 from finrag.provenance import provenance
 from finrag.report.forest import forest_plot
 from finrag.scoring.judge import make_judge
 from finrag.tracking import stage_run
+
+
+def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
+    mj = p.get("model_judges") or {}
+    if not mj.get("runs"):
+        return
+    subset = model_judge_sample(items, mj["sample_sizes"], seed=p["seed"])
+    mode = os.environ.get("FINRAG_LLM_MODE", mj.get("cache_mode", "replay"))
+    result["model_judges"] = {"sample_sizes": mj["sample_sizes"], "n_items": len(subset), "runs": {}}
+    backends: dict = {}
+    for name, run in mj["runs"].items():
+        bname = run["backend"]
+        if bname not in backends:
+            cfg = dict(mj.get("backends", {}).get(bname) or {})
+            backends[bname] = make_backend(cfg.pop("backend", bname), **cfg)
+        llm = CachedLLM(backends[bname], mj["cache_dir"], mode=mode, stage="agreement")
+        jparams = dict(run.get("params") or {})
+        if "decoding" in run:
+            key = "llm_judge" if run["judge"] == "combined" else "decoding"
+            if key == "llm_judge":
+                jparams.setdefault("llm_judge", {})["decoding"] = run["decoding"]
+            else:
+                jparams["decoding"] = run["decoding"]
+        judge = make_judge(run["judge"], llm=llm, **jparams)
+        judge.name = name
+        verdicts = judge_items(subset, judge, chunk=8)
+        res = evaluate_judge_on(subset, judge, verdicts=verdicts, seed=p["seed"])
+        records[name] = res.pop("records")
+        res["model"] = llm.identity["model"]
+        res["calls"] = llm.stats()
+        res["judge_stats"] = dict(getattr(judge, "stats", {}) or {})
+        result["model_judges"]["runs"][name] = res
+        for row in summary_table(res):
+            result["summary"].append({"judge": name, "pair": f"human vs {name}", **row})
+    result["model_judges"]["pairs"] = {}
+    for a, b in mj.get("pairs", []):
+        if a not in records or b not in records:
+            raise ValueError(f"agreement.model_judges.pairs: unknown judge in [{a}, {b}]")
+        res = ai_pairs_by_benchmark(records, a, b, seed=p["seed"])
+        result["model_judges"]["pairs"][f"{a}~{b}"] = res
+        for r in res:
+            result["summary"].extend(pair_rows(a, b, r))
 
 
 def run() -> None:
@@ -27,14 +81,16 @@ def run() -> None:
         "judges": {},
         "summary": [],
     }
+    records: dict[str, list] = {}
     with stage_run("12_agreement", p) as tracker:
         for name in p["judges"]:
             judge = make_judge(name, **p.get("judge_params", {}).get(name, {}))
             res = evaluate_judge_on(items, judge, seed=p["seed"])
-            res.pop("records", None)
+            records[name] = res.pop("records")
             result["judges"][name] = res
             for row in summary_table(res):
                 result["summary"].append({"judge": name, "pair": f"human vs {name}", **row})
+        _model_judges(p, items, result, records)
         tracker.metrics({"items": len(items)})
     forest_rows = [
         {
@@ -46,7 +102,7 @@ def run() -> None:
             "kind": "human" if r["pair"].startswith("human") else "ai",
         }
         for r in result["summary"]
-        if r["subset"] == "all" or r["benchmark"] == "findver"
+        if (r["subset"] == "all" or r["benchmark"] == "findver") and r["level"] in ("binary", "answer")
     ]
     forest_plot(forest_rows, Path(p["forest_plot"]))
     result["_provenance"] = provenance(

@@ -159,3 +159,35 @@ def test_numeric_judge_on_all_findver_numeric_statements(mirror):
         "overlap_fallback",
         "years_only+overlap_fallback",
     }
+
+
+def test_model_judge_sample_is_nested_and_stratified():
+    """Raising a model judge's sample size keeps every earlier item (so recorded calls are reused), and each
+    prefix keeps the label balance of the benchmark."""
+    from finrag.agreement import model_judge_sample
+
+    items = [_item(i, "supported" if i % 4 else "unsupported", "supported") for i in range(200)]
+    items += [
+        _item(1000 + i, "supported", "supported", bench="expertqa", group=f"g{i // 3}") for i in range(60)
+    ]
+    small = model_judge_sample(items, {"b": 20, "expertqa": 7}, seed=3)
+    large = model_judge_sample(items, {"b": 80, "expertqa": 30}, seed=3)
+    ids_small, ids_large = {i.item_id for i in small}, {i.item_id for i in large}
+    assert ids_small <= ids_large
+    small_b = [i for i in small if i.benchmark == "b"]
+    assert len(small_b) == 20 and sum(i.human == "unsupported" for i in small_b) == 5
+    groups = {i.group_id for i in small if i.benchmark == "expertqa"}
+    assert len([i for i in small if i.benchmark == "expertqa"]) == 3 * len(groups) >= 7  # whole answers
+
+
+def test_ai_pairs_by_benchmark_pairs_by_item_id():
+    from finrag.agreement import ai_pairs_by_benchmark
+
+    rec_a = [{"item_id": f"x{i}", "benchmark": "b" if i < 6 else "c", "judge": v}
+             for i, v in enumerate(["supported", "unsupported"] * 5)]  # fmt: skip
+    rec_b = [dict(r) for r in reversed(rec_a[:8])]  # other order, two items missing
+    rec_b[0]["judge"] = "contradicted"
+    res = {r["benchmark"]: r for r in ai_pairs_by_benchmark({"a": rec_a, "b": rec_b}, "a", "b", seed=1)}
+    assert set(res) == {"b", "c", "all"}
+    assert res["all"]["binary"]["n"] == 8 and res["b"]["binary"]["n"] == 6
+    assert res["b"]["binary"]["raw_agreement"] == 1.0 and res["all"]["three_class"]["raw_agreement"] == 7 / 8

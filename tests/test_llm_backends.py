@@ -320,3 +320,13 @@ def test_llamacpp_packaged_model_greedy_and_prefix_reuse():
     assert first.text == again.text and first.usage["output_tokens"] > 0
     assert 0 < evaluated < second.usage["input_tokens"] / 2, (evaluated, second.usage)
     assert backend.identity()["model_revision_or_weights_sha256"] == local_model.PACKAGED_SHA256
+
+
+def test_packaged_models_table_and_unknown_name():
+    """Two packaged GGUFs by name; the backend's identity carries the model's own sha256; unknown names fail."""
+    second = local_model.packaged_model("qwen2.5-coder-1.5b-instruct-q4_k_m")
+    assert second.size == 1_117_320_768 and len(second.dists) == 22
+    b = LlamaCppBackend(model="qwen2.5-coder-1.5b-instruct-q4_k_m")
+    assert b.identity()["model_revision_or_weights_sha256"] == second.sha256 != local_model.PACKAGED_SHA256
+    with pytest.raises(local_model.ModelUnavailable, match="no packaged model named"):
+        LlamaCppBackend(model="gpt-9")

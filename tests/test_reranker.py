@@ -140,3 +140,30 @@ def test_tatqa_dev_loads(mirror):
     n_q = sum(len(c.questions) for c in ctxs)
     assert 1500 <= n_q <= 1668  # questions without any evidence are dropped
     assert all(c.passages[0].startswith("| ") for c in ctxs)
+
+
+def test_rerank_score_cache_reuses_scores_and_survives_reopen(tmp_path):
+    """The (query, passage) score cache: the second call scores nothing, a new object reads the same file."""
+    import sqlite3
+
+    from finrag.reranker import CrossEncoderReranker
+
+    calls: list[int] = []
+
+    def make():
+        r = CrossEncoderReranker.__new__(CrossEncoderReranker)
+        r.revision = "rev1"
+        r._db = sqlite3.connect(tmp_path / "s.sqlite")
+        r._db.execute("CREATE TABLE IF NOT EXISTS s (key TEXT PRIMARY KEY, v REAL NOT NULL) WITHOUT ROWID")
+
+        def predict(query, texts):
+            calls.append(len(texts))
+            return [float(len(query) + len(t)) for t in texts]
+
+        r._predict = predict
+        return r
+
+    first = make().score("net income 2019?", ["a", "bb", "a"])
+    assert first == [17.0, 18.0, 17.0] and calls == [2]
+    again = make().score("net income 2019?", ["bb", "ccc", "a"])
+    assert again == [18.0, 19.0, 17.0] and calls == [2, 1]

@@ -205,3 +205,68 @@ def summary_table(result: dict) -> list[dict]:
                  "raw_agreement": a["raw_agreement"]}
             )  # fmt: skip
     return rows
+
+
+# ------------------------------------------------------------------ judges that call a model
+
+
+def model_judge_sample(
+    items: Sequence[LabelledClaim], sizes: Mapping[str, int | None], seed: int = DEFAULT_SEED
+) -> list[LabelledClaim]:
+    """The first `sizes[b]` items of each benchmark in a nested, stratified order (finrag.sampling.nested_order;
+    whole answers where claims form answers), so raising a size later reuses every recorded model call."""
+    from finrag.humanlabels import _stratum
+    from finrag.sampling import nested_order
+
+    by_bench: dict[str, list[LabelledClaim]] = {}
+    for it in items:
+        by_bench.setdefault(it.benchmark, []).append(it)
+    out: list[LabelledClaim] = []
+    for bench, its in sorted(by_bench.items()):
+        n = sizes.get(bench)
+        if n is None or n >= len(its):
+            out.extend(its)
+            continue
+        if bench in GROUP_SAMPLED:
+            groups: dict[str, list[LabelledClaim]] = {}
+            for it in its:
+                groups.setdefault(it.group_id, []).append(it)
+            keys = nested_order(sorted(groups), lambda g: (), seed)
+            chosen: list[LabelledClaim] = []
+            for g in keys:
+                if len(chosen) >= n:
+                    break
+                chosen.extend(groups[g])
+            out.extend(chosen)
+        else:
+            out.extend(nested_order(its, lambda it: _stratum(it, ("subset", "human")), seed)[:n])
+    return out
+
+
+def pair_rows(name_a: str, name_b: str, res: dict) -> list[dict]:
+    """Report rows (like summary_table's) for an AI-vs-AI pair: binary and three-class, over all benchmarks."""
+    return [
+        {"judge": f"{name_a}~{name_b}", "pair": f"{name_a} vs {name_b}", "benchmark": res["benchmark"],
+         "subset": "all", "level": level, "n": a["n"], "kappa": a["kappa"], "kappa_ci": a["kappa_ci"],
+         "balanced_accuracy": a["balanced_accuracy"], "raw_agreement": a["raw_agreement"]}
+        for level, a in (("binary", res["binary"]), ("three_class", res["three_class"]))
+    ]  # fmt: skip
+
+
+def ai_pairs_by_benchmark(
+    records: Mapping[str, Sequence[Mapping]], a: str, b: str, seed: int = DEFAULT_SEED
+) -> list[dict]:
+    """ai_vs_ai for judges a and b on the claims both judged, per benchmark and over all; `records[name]` are
+    evaluate_judge_on records (item_id, benchmark, judge)."""
+    va = {r["item_id"]: r for r in records[a]}
+    vb = {r["item_id"]: r for r in records[b]}
+    common = [k for k in va if k in vb]
+    out = []
+    benches = sorted({va[k]["benchmark"] for k in common})
+    for bench in [*benches, "all"]:
+        keys = [k for k in common if bench == "all" or va[k]["benchmark"] == bench]
+        if len(keys) < 2:
+            continue
+        res = ai_vs_ai({k: va[k]["judge"] for k in keys}, {k: vb[k]["judge"] for k in keys}, seed=seed)
+        out.append({"benchmark": bench, **res})
+    return out

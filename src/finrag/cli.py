@@ -31,7 +31,7 @@ try:  # typer >= 0.2x vendors click as typer._click; its exceptions are not clic
 except ImportError:  # pragma: no cover - older typer on top of click
     from click import exceptions as _cx
 
-JUDGE_CHOICES = ("numeric", "overlap", "llm", "combined")
+JUDGE_CHOICES = ("numeric", "overlap", "llm", "combined", "ragas")
 LABEL_FORMATS = ("findver", "attributionbench", "expertqa", "finrag")
 DEFAULT_LLM_CACHE = "llm_cache"
 
@@ -349,13 +349,14 @@ def make_cli_llm(
 def make_cli_judge(
     name: str, backend: str, cache_mode: str, cache_dir: Path | None, params_file: Path | None
 ):
-    """A judge by name with the agreement stage's judge_params; llm and combined get a CachedLLM."""
+    """A judge by name with the agreement stage's judge_params; llm, combined and ragas get a CachedLLM."""
     from finrag.scoring.judge import JUDGES, make_judge
 
     if name not in JUDGES:
         _fail(f"unknown judge '{name}' (known: {', '.join(JUDGES.names())})")
     jp = dict((_params("agreement", params_file, required=False).get("judge_params") or {}).get(name) or {})
-    llm = make_cli_llm(backend, cache_mode, cache_dir, params_file) if name in ("llm", "combined") else None
+    needs_llm = name in ("llm", "combined", "ragas")
+    llm = make_cli_llm(backend, cache_mode, cache_dir, params_file) if needs_llm else None
     return make_judge(name, llm=llm, **jp)
 
 

@@ -41,7 +41,12 @@ def build_search_context(
         from finrag.reranker import CrossEncoderReranker
 
         model = p["reranker"]
-        reranker = CrossEncoderReranker(str(Path(model)) if Path(model).exists() else model)
+        reranker = CrossEncoderReranker(
+            str(Path(model)) if Path(model).exists() else model,
+            max_length=p.get("rerank_max_length"),
+            precision=p.get("rerank_precision", "fp32"),
+            cache_dir=p.get("rerank_cache"),
+        )
     return SearchContext(
         chunks=list(chunks),
         bm25=bm25,

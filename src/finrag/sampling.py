@@ -48,3 +48,25 @@ def proportional_sample(items: Sequence[T], n: int, key: Callable[[T], tuple], s
     for k, a in zip(keys, alloc, strict=True):
         chosen.extend(int(x) for x in rng.choice(strata[k], size=int(a), replace=False))
     return [items[i] for i in sorted(chosen)]
+
+
+def nested_order(items: Sequence[T], key: Callable[[T], tuple], seed: int) -> list[T]:
+    """All items in an order whose every prefix is (close to) proportionally stratified by `key`.
+
+    Why: an expensive judge (an LLM) is run on the first n items, and n grows as compute allows; with a nested
+    order the first 40 are also among the first 300, so every recorded call is reused when n is raised.
+    Within a stratum of m items the i-th (random order) is placed at (i + u) / m, u a per-stratum random offset,
+    and all items are sorted by that position (systematic sampling across strata).
+    """
+    items = list(items)
+    strata: dict[tuple, list[int]] = {}
+    for i, it in enumerate(items):
+        strata.setdefault(key(it), []).append(i)
+    rng = np.random.default_rng(seed)
+    placed: list[tuple[float, str, int]] = []
+    for k in sorted(strata, key=repr):
+        idx = strata[k]
+        perm = rng.permutation(len(idx))
+        u = float(rng.random())
+        placed.extend(((r + u) / len(idx), repr(k), idx[p]) for r, p in enumerate(perm))
+    return [items[i] for _, _, i in sorted(placed)]

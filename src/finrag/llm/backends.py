@@ -641,9 +641,9 @@ class LlamaCppBackend(Backend):
         from finrag.llm import local_model
 
         self.model_path = model_path
-        if model_path is None:
-            self.model = model or local_model.PACKAGED_MODEL_NAME
-            self._sha = sha256 or local_model.PACKAGED_SHA256
+        if model_path is None:  # a packaged model, by name (default: Qwen2.5-Coder-0.5B)
+            spec = local_model.packaged_model(model or local_model.PACKAGED_MODEL_NAME)
+            self.model, self._sha = spec.name, spec.sha256
         else:
             self.model = model or Path(model_path).name
             self._sha = sha256
@@ -672,7 +672,7 @@ class LlamaCppBackend(Backend):
 
         llama_cpp = local_model.import_llama_cpp()
         if self.model_path is None:
-            path = local_model.packaged_gguf()
+            path = local_model.packaged_gguf(name=self.model)
         else:
             path = local_model.verify_gguf(self.model_path, self._sha)
         with local_model.model_params_override(llama_cpp, use_extra_bufts=self.extra_bufts):

