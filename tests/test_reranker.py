@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from finrag.rerank import CrossEncoderReranker
 from finrag.reranker import (
-    CrossEncoderReranker,
     RerankerParams,
     eval_candidates,
     load_tatqa,
@@ -146,7 +146,7 @@ def test_rerank_score_cache_reuses_scores_and_survives_reopen(tmp_path):
     """The (query, passage) score cache: the second call scores nothing, a new object reads the same file."""
     import sqlite3
 
-    from finrag.reranker import CrossEncoderReranker
+    from finrag.rerank import CrossEncoderReranker
 
     calls: list[int] = []
 

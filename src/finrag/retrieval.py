@@ -38,7 +38,7 @@ def build_search_context(
         embedder = make_embedder(embedder_name, **p.get("embedders", {}).get(embedder_name, {}))
         dense = DenseIndex(embedder, store, [c.text for c in chunks])
     if "hybrid_rerank" in methods:
-        from finrag.reranker import CrossEncoderReranker
+        from finrag.rerank import CrossEncoderReranker
 
         model = p["reranker"]
         reranker = CrossEncoderReranker(

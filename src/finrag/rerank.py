@@ -1,0 +1,95 @@
+"""Re-ranking at search time: a sentence-transformers cross-encoder over (query, passage) pairs.
+
+Kept apart from finrag.reranker (which trains the model in its own DVC stage) so that changing how the model is
+*used* re-runs the retrieval stages and never the training.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from finrag.io import sha256_text
+
+
+class CrossEncoderReranker:
+    """search.Reranker over a sentence-transformers CrossEncoder: a folder (e.g. the one `train_reranker`
+    writes) or a Hugging Face id already in the local cache (e.g. cross-encoder/ms-marco-MiniLM-L6-v2).
+
+    `precision` auto runs in bf16 where the CPU has native bf16 (as the embedders do). With `cache_dir`, every
+    (query, passage) score is kept in SQLite under the model's revision: the nine grid setups re-rank many of
+    the same candidates (BM25 half of the fusion is shared by the three embedders of a chunker), a killed
+    stage resumes, and a re-run scores nothing twice.
+    """
+
+    def __init__(
+        self,
+        path_or_name: str | Path,
+        *,
+        batch_size: int = 32,
+        max_length: int | None = None,
+        precision: str = "fp32",
+        cache_dir: str | Path | None = None,
+    ):
+        from sentence_transformers import CrossEncoder
+
+        from finrag.embedding import resolve_precision, weights_hash
+
+        folder = Path(path_or_name).expanduser()
+        self.name = str(folder) if folder.is_dir() else str(path_or_name)
+        self.batch_size = batch_size
+        self.precision = resolve_precision(precision)
+        self.model = CrossEncoder(self.name, device="cpu", max_length=max_length, local_files_only=True)
+        wrev = weights_hash(folder) if folder.is_dir() else self.name
+        self.revision = sha256_text(f"{wrev}\0{self.precision}\0{self.model.max_length}")[:16]
+        self._db = None
+        if cache_dir is not None:
+            import sqlite3
+
+            path = Path(cache_dir) / f"rerank-{self.revision}.sqlite"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS s (key TEXT PRIMARY KEY, v REAL NOT NULL) WITHOUT ROWID"
+            )
+            self._db.commit()
+
+    def _predict(self, query: str, texts: list[str]) -> list[float]:
+        import torch
+
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+            out = self.model.predict(
+                [(query, t) for t in texts],
+                batch_size=self.batch_size,
+                show_progress_bar=False,
+                convert_to_numpy=True,
+            )
+        return [float(x) for x in np.asarray(out, dtype=np.float64).reshape(len(texts))]
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        if self._db is None:
+            return self._predict(query, texts)
+        qh = sha256_text(query)[:24]
+        keys = [f"{qh}:{sha256_text(t)[:24]}" for t in texts]
+        known: dict[str, float] = {}
+        uniq = sorted(set(keys))
+        for s in range(0, len(uniq), 500):
+            part = uniq[s : s + 500]
+            q = f"SELECT key, v FROM s WHERE key IN ({','.join('?' * len(part))})"
+            known.update(self._db.execute(q, part).fetchall())
+        first: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            if k not in known:
+                first.setdefault(k, i)
+        todo = list(first.values())
+        if todo:
+            new = self._predict(query, [texts[i] for i in todo])
+            rows = [(keys[i], v) for i, v in zip(todo, new, strict=True)]
+            with self._db:
+                self._db.executemany("INSERT OR IGNORE INTO s (key, v) VALUES (?, ?)", rows)
+            known.update(rows)
+        return [known[k] for k in keys]
