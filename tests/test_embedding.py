@@ -182,3 +182,14 @@ def test_mpnet_fused_attention_matches_eager():
     if cpu_has_native_bf16():
         bf = make_embedder("mpnet", precision="bf16")
         assert cosine_agreement(bf.embed_passages(texts), eager.embed_passages(texts)) > 0.999
+
+
+def test_minilm_workers_give_the_same_vectors_in_input_order():
+    """Two single-threaded model copies side by side return the vectors of one model, row for row."""
+    texts = [f"Net revenue in fiscal {2000 + i} was ${i * 37:,} million, {'up' if i % 2 else 'down'} " * (1 + i % 5)
+             for i in range(12)]  # fmt: skip
+    one = make_embedder("minilm", precision="fp32", workers=1).embed_passages(texts)
+    two = make_embedder("minilm", precision="fp32", workers=2)
+    assert len(two._replicas) == 1
+    got = two.embed_passages(texts)
+    assert got.shape == one.shape and float((got * one).sum(1).min()) > 0.9999
