@@ -55,8 +55,12 @@ def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
         res = evaluate_judge_on(subset, judge, verdicts=verdicts, seed=p["seed"])
         records[name] = res.pop("records")
         res["model"] = llm.identity["model"]
-        res["calls"] = llm.stats()
-        res["judge_stats"] = dict(getattr(judge, "stats", {}) or {})
+        # only what replays identically: requests made (recorded or replayed alike) and the judge's parse counts
+        st = llm.stats()
+        res["requests"] = st["calls"] + st["hits"]
+        res["judge_stats"] = {
+            k: v for k, v in (getattr(judge, "stats", {}) or {}).items() if "hit" not in k and k != "calls"
+        }
         result["model_judges"]["runs"][name] = res
         for row in summary_table(res):
             result["summary"].append({"judge": name, "pair": f"human vs {name}", **row})
