@@ -47,7 +47,9 @@ def run() -> None:
         for mode in fam["contexts"]
         for rep in fam["replicates"]
     ]
-    backend = make_backend(fam["backend"], **p["backends"].get(fam["backend"], {}))
+    backend = make_backend(
+        fam["backend"], **{**p["backends"].get(fam["backend"], {}), **fam.get("backend_params", {})}
+    )
     mode = os.environ.get("FINRAG_LLM_MODE", p["cache_mode"])
     llm = CachedLLM(backend, p["cache_dir"], mode=mode, stage=f"generate_{args.family}")
     decoding = {**p["decoding"], **fam.get("decoding", {})}
