@@ -38,6 +38,12 @@ def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
     backends: dict = {}
     for name, run in mj["runs"].items():
         bname = run["backend"]
+        # a run may take a smaller prefix of the same nested sample (its claims are then a subset of the others')
+        items_run = (
+            model_judge_sample(items, run["sample_sizes"], seed=p["seed"])
+            if "sample_sizes" in run
+            else subset
+        )
         if bname not in backends:
             cfg = dict(mj.get("backends", {}).get(bname) or {})
             backends[bname] = make_backend(cfg.pop("backend", bname), **cfg)
@@ -51,8 +57,8 @@ def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
                 jparams["decoding"] = run["decoding"]
         judge = make_judge(run["judge"], llm=llm, **jparams)
         judge.name = name
-        verdicts = judge_items(subset, judge, chunk=8)
-        res = evaluate_judge_on(subset, judge, verdicts=verdicts, seed=p["seed"])
+        verdicts = judge_items(items_run, judge, chunk=8)
+        res = evaluate_judge_on(items_run, judge, verdicts=verdicts, seed=p["seed"])
         records[name] = res.pop("records")
         res["model"] = llm.identity["model"]
         # only what replays identically: requests made (recorded or replayed alike) and the judge's parse counts
