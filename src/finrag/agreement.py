@@ -58,7 +58,7 @@ def _block(human: list[str], judged: list[str], three: bool, seed: int) -> dict:
     if three:
         res["three_class"] = agreement(human, judged, THREE_LABELS, seed=seed)
     res["human_labels"] = dict(Counter(human))
-    res["judge_labels"] = dict(Counter(judged))
+    res["judge_labels"] = dict(sorted(Counter(judged).items()))
     return res
 
 
