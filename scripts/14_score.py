@@ -8,6 +8,7 @@ from pathlib import Path
 
 from _stage import main
 from finrag.config import params
+from finrag.generate import generation_summary
 from finrag.io import write_json, write_jsonl
 from finrag.provenance import provenance
 from finrag.scoring.evaluate import run_scoring
@@ -51,6 +52,9 @@ def run() -> None:
     tables["_provenance"] = provenance("14_score", p, inputs=files)
     write_json(Path(p["metrics_out"]), tables)
     write_jsonl(Path(p["records_out"]), result["records"])
+    gen = generation_summary(files)
+    gen["_provenance"] = provenance("14_score", p, inputs=files)
+    write_json(Path(p["generation_out"]), gen)
 
 
 if __name__ == "__main__":

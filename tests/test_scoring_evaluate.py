@@ -366,3 +366,24 @@ def test_run_scoring_end_to_end(tmp_path):
     bad.write_text(answers[0].model_dump_json() + "\n{not json\n")
     with pytest.raises(ValueError, match="bad.jsonl:2"):
         run_scoring([bad], study_questions(), params, factory)
+
+
+def test_generation_summary_per_family_from_saved_answers(tmp_path):
+    """Calls, tokens, seconds and cost per run and family come from the answers (so a replay reproduces them)."""
+    from finrag.generate import generation_summary
+    from finrag.io import write_jsonl
+
+    a = tmp_path / "qwen" / "m1-plain-retrieved.jsonl"
+    b = tmp_path / "qwen" / "m1-plain-oracle.jsonl"
+    c = tmp_path / "extractive" / "ex-retrieved.jsonl"
+    write_jsonl(a, [_a("fb1", RIGHT, [GOOD]), _a("fb2", RIGHT, [GOOD], tokens=(300, 10))])
+    write_jsonl(b, [_a("fb1", RIGHT, [GOOD], ctx="oracle")])
+    write_jsonl(c, [_a("fb1", RIGHT, [GOOD], tokens=(0, 0))])
+    got = generation_summary([str(c), str(a), str(b)])["families"]
+    assert set(got) == {"qwen", "extractive"}
+    assert got["qwen"]["runs"]["m1-plain-retrieved"] == {
+        "answers": 2, "input_tokens": 400, "output_tokens": 30, "model_seconds": 3.0, "cost_usd": 0.004,
+    }  # fmt: skip
+    total = got["qwen"]["total"]
+    assert total["answers"] == 3 and total["input_tokens"] == 500 and total["model_seconds"] == 4.5
+    assert total["calls_per_hour"] == 2400.0

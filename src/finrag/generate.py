@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from tqdm import tqdm
 
@@ -165,3 +166,26 @@ def run_stats(answers: Sequence[Answer]) -> dict:
         "model_seconds": round(sum(a.latency_s for a in answers), 1),
         "cost_usd": round(sum(a.cost_usd for a in answers), 6),
     }
+
+
+def generation_summary(answer_files: Sequence[str | Path]) -> dict:
+    """Calls, tokens, model seconds and cost per run and per run family (the folder an answer file sits in),
+    from the saved answers themselves: the figures are those of the recorded calls, so a replay reproduces them
+    (latency and cost are stored with each answer)."""
+    from finrag.io import read_jsonl
+
+    families: dict[str, dict] = {}
+    for f in sorted(Path(x) for x in answer_files):
+        rows = read_jsonl(f, Answer)
+        fam = families.setdefault(f.parent.name, {"runs": {}})
+        fam["runs"][f.stem] = run_stats(rows)
+    for fam in families.values():
+        runs = fam["runs"].values()
+        total = {k: sum(r[k] for r in runs) for k in ("answers", "input_tokens", "output_tokens")}
+        total["model_seconds"] = round(sum(r["model_seconds"] for r in runs), 1)
+        total["cost_usd"] = round(sum(r["cost_usd"] for r in runs), 6)
+        total["calls_per_hour"] = (
+            round(total["answers"] / total["model_seconds"] * 3600, 1) if total["model_seconds"] else None
+        )
+        fam["total"] = total
+    return {"families": families}

@@ -1,0 +1,86 @@
+"""Context modes (retrieved top k; oracle = evidence chunks first, then the same document by search rank) and a
+whole generation run through the response cache: recorded once, replayed with zero model calls, same answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from finrag.contracts import Chunk, Evidence, Question, Span
+from finrag.generate import ContextBuilder, RunSpec, generate_answers
+from finrag.llm.backends import ExtractiveBackend
+from finrag.llm.cache import CachedLLM, CacheMiss
+
+
+def _chunk(doc: str, page: int, j: int, text: str) -> Chunk:
+    return Chunk(
+        chunk_id=f"{doc}:{page}:{j}", doc_id=doc, pages=[page], spans=[Span(page=page, start=0, end=len(text))],
+        text=text, body=text,
+    )  # fmt: skip
+
+
+CHUNKS = [
+    _chunk("A", 0, 0, "Company A 10-K 2019 cover page"),
+    _chunk("A", 1, 0, "Revenue of A was $5,000 million in 2019"),
+    _chunk("A", 2, 0, "Net income of A was $700 million in 2019"),
+    _chunk("A", 2, 1, "Net income grew from $600 million"),
+    _chunk("A", 3, 0, "Risk factors of A"),
+    _chunk("A", 4, 0, "Employees of A"),
+    _chunk("A", 5, 0, "Properties of A"),
+    _chunk("B", 0, 0, "Company B net income was $900 million in 2019"),
+    _chunk("B", 1, 0, "Company B revenue"),
+]
+
+
+def fake_rank(query: str, k: int, allowed):
+    """A fixed ranking (B first, then A's chunks backwards), cut to `allowed` and k: enough to see the rules."""
+    order = [7, 8, 6, 5, 4, 3, 2, 1, 0]
+    hits = [(i, 1.0 / (r + 1)) for r, i in enumerate(order) if allowed is None or i in allowed]
+    return hits[:k]
+
+
+Q = Question(
+    qid="q1", question="What was A's net income in 2019?", answer="$700 million", doc_ids=["A"],
+    evidence=[Evidence(doc_id="A", page=2), Evidence(doc_id="A", page=1)],
+)  # fmt: skip
+
+
+def test_retrieved_is_the_top_k_of_the_search():
+    got = ContextBuilder(CHUNKS, fake_rank, k=5).build(Q, "retrieved")
+    assert [p.chunk_id for p in got] == ["B:0:0", "B:1:0", "A:5:0", "A:4:0", "A:3:0"]
+    assert [p.n for p in got] == [1, 2, 3, 4, 5]
+
+
+def test_oracle_puts_evidence_chunks_first_then_fills_from_the_same_document_by_rank():
+    got = ContextBuilder(CHUNKS, fake_rank, k=5).build(Q, "oracle")
+    ids = [p.chunk_id for p in got]
+    # one chunk per evidence page (page 1, then page 2's best-ranked holder), then A's chunks in search order
+    assert ids[:2] == ["A:1:0", "A:2:1"]
+    assert ids[2:] == ["A:5:0", "A:4:0", "A:3:0"]
+    assert all(p.doc_id == "A" for p in got) and len(got) == 5
+    with pytest.raises(ValueError, match="unknown context mode"):
+        ContextBuilder(CHUNKS, fake_rank).build(Q, "gold")
+
+
+def test_generation_records_then_replays_with_zero_calls(tmp_path):
+    builder = ContextBuilder(CHUNKS, fake_rank, k=3)
+    q2 = Q.model_copy(update={"qid": "q2", "question": "What was B's net income?", "doc_ids": ["B"],
+                              "evidence": [Evidence(doc_id="B", page=0)]})  # fmt: skip
+    questions = [Q, q2]
+    contexts = {(q.qid, m): builder.build(q, m) for q in questions for m in ("retrieved", "oracle")}
+    specs = [
+        RunSpec("ex-plain-retrieved", "plain", "retrieved"),
+        RunSpec("ex-plain-oracle", "plain", "oracle"),
+    ]
+    dec = {"temperature": 0.0, "max_tokens": 64, "seed": 0}
+    rec = CachedLLM(ExtractiveBackend(), tmp_path / "cache", mode="auto", stage="t")
+    first = generate_answers(questions, contexts, rec, specs, dec, progress=False)
+    assert rec.calls == 4 and rec.hits == 0
+    assert all(a.text.endswith("[1]") for run in first.values() for a in run)  # extractive cites [1]
+    replay = CachedLLM(ExtractiveBackend().identity(), tmp_path / "cache", mode="replay", stage="t")
+    again = generate_answers(questions, contexts, replay, specs, dec, progress=False)
+    assert replay.calls == 0 and replay.hits == 4
+    for run_id in first:
+        assert [a.model_dump() for a in again[run_id]] == [a.model_dump() for a in first[run_id]]
+        assert all(a.passages and a.cache_key and a.prompt for a in first[run_id])
+    with pytest.raises(CacheMiss, match="stage=t"):
+        generate_answers(questions, contexts, replay, [RunSpec("x", "quote", "oracle")], dec, progress=False)
