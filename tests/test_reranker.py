@@ -144,8 +144,7 @@ def test_tatqa_dev_loads(mirror):
 
 def test_rerank_score_cache_reuses_scores_and_survives_reopen(tmp_path):
     """The (query, passage) score cache: the second call scores nothing, a new object reads the same file."""
-    import sqlite3
-
+    from finrag.kvstore import SqliteKV
     from finrag.rerank import CrossEncoderReranker
 
     calls: list[int] = []
@@ -153,8 +152,7 @@ def test_rerank_score_cache_reuses_scores_and_survives_reopen(tmp_path):
     def make():
         r = CrossEncoderReranker.__new__(CrossEncoderReranker)
         r.revision = "rev1"
-        r._db = sqlite3.connect(tmp_path / "s.sqlite")
-        r._db.execute("CREATE TABLE IF NOT EXISTS s (key TEXT PRIMARY KEY, v REAL NOT NULL) WITHOUT ROWID")
+        r._scores = SqliteKV(tmp_path / "s.sqlite", "s", "REAL")
 
         def predict(query, texts):
             calls.append(len(texts))

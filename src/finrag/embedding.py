@@ -30,7 +30,6 @@ import logging
 import math
 import os
 import shutil
-import sqlite3
 import tempfile
 import types
 import zipfile
@@ -41,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from finrag.io import sha256_file, sha256_text
+from finrag.kvstore import SqliteKV
 from finrag.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -482,49 +482,32 @@ def make_embedder(spec: str, **kwargs) -> Embedder:
 
 
 class EmbeddingCache:
-    """sha256(text) -> vector for one embedder revision, in SQLite (WAL): every committed batch survives a
-    crash, so an interrupted run resumes where it stopped and a re-run computes nothing. Append-only."""
+    """sha256(text) -> vector for one embedder revision (finrag.kvstore.SqliteKV, table `vec`)."""
 
     def __init__(self, cache_dir: str | Path, embedder: Embedder):
         self.dim = embedder.dim
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in embedder.name)
         self.path = Path(cache_dir) / f"{safe}-{embedder.revision}.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID"
-        )
-        self._db.commit()
+        self._kv = SqliteKV(self.path, "vec", "BLOB")
 
     def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        keys = list(keys)
-        for s in range(0, len(keys), 500):
-            part = keys[s : s + 500]
-            q = f"SELECT key, v FROM vec WHERE key IN ({','.join('?' * len(part))})"
-            for k, blob in self._db.execute(q, part):
-                v = np.frombuffer(blob, dtype=np.float32)
-                if v.shape[0] != self.dim:
-                    raise ValueError(
-                        f"{self.path}: vector for {k} has {v.shape[0]} dims, expected {self.dim}"
-                    )
-                out[k] = v
+        for k, blob in self._kv.get_many(keys).items():
+            v = np.frombuffer(blob, dtype=np.float32)
+            if v.shape[0] != self.dim:
+                raise ValueError(f"{self.path}: vector for {k} has {v.shape[0]} dims, expected {self.dim}")
+            out[k] = v
         return out
 
     def put_many(self, keys: Sequence[str], vectors: np.ndarray) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        with self._db:  # one transaction per batch
-            self._db.executemany(
-                "INSERT OR IGNORE INTO vec (key, v) VALUES (?, ?)",
-                [(k, vectors[i].tobytes()) for i, k in enumerate(keys)],
-            )
+        self._kv.put_many((k, vectors[i].tobytes()) for i, k in enumerate(keys))
 
     def __len__(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM vec").fetchone()[0])
+        return len(self._kv)
 
     def close(self) -> None:
-        self._db.close()
+        self._kv.close()
 
     def __enter__(self) -> EmbeddingCache:
         return self

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from finrag.io import sha256_text
+from finrag.kvstore import SqliteKV
 
 
 class CrossEncoderReranker:
@@ -43,18 +44,9 @@ class CrossEncoderReranker:
         self.model = CrossEncoder(self.name, device="cpu", max_length=max_length, local_files_only=True)
         wrev = weights_hash(folder) if folder.is_dir() else self.name
         self.revision = sha256_text(f"{wrev}\0{self.precision}\0{self.model.max_length}")[:16]
-        self._db = None
+        self._scores = None
         if cache_dir is not None:
-            import sqlite3
-
-            path = Path(cache_dir) / f"rerank-{self.revision}.sqlite"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS s (key TEXT PRIMARY KEY, v REAL NOT NULL) WITHOUT ROWID"
-            )
-            self._db.commit()
+            self._scores = SqliteKV(Path(cache_dir) / f"rerank-{self.revision}.sqlite", "s", "REAL")
 
     def _predict(self, query: str, texts: list[str]) -> list[float]:
         import torch
@@ -71,25 +63,14 @@ class CrossEncoderReranker:
     def score(self, query: str, texts: list[str]) -> list[float]:
         if not texts:
             return []
-        if self._db is None:
+        if self._scores is None:
             return self._predict(query, texts)
         qh = sha256_text(query)[:24]
         keys = [f"{qh}:{sha256_text(t)[:24]}" for t in texts]
-        known: dict[str, float] = {}
-        uniq = sorted(set(keys))
-        for s in range(0, len(uniq), 500):
-            part = uniq[s : s + 500]
-            q = f"SELECT key, v FROM s WHERE key IN ({','.join('?' * len(part))})"
-            known.update(self._db.execute(q, part).fetchall())
-        first: dict[str, int] = {}
-        for i, k in enumerate(keys):
-            if k not in known:
-                first.setdefault(k, i)
-        todo = list(first.values())
+        known = self._scores.get_many(list(dict.fromkeys(keys)))
+        todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in known}  # each new pair once
         if todo:
-            new = self._predict(query, [texts[i] for i in todo])
-            rows = [(keys[i], v) for i, v in zip(todo, new, strict=True)]
-            with self._db:
-                self._db.executemany("INSERT OR IGNORE INTO s (key, v) VALUES (?, ?)", rows)
+            rows = list(zip(todo, self._predict(query, list(todo.values())), strict=True))
+            self._scores.put_many(rows)
             known.update(rows)
         return [known[k] for k in keys]
