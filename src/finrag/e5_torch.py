@@ -24,13 +24,20 @@ import re
 import struct
 from array import array
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from finrag.embedding import Embedder, _hash_file_cached, _normalise, _short, resolve_precision
+from finrag.embedding import (
+    Embedder,
+    _hash_file_cached,
+    _normalise,
+    _short,
+    map_on_workers,
+    resolve_precision,
+    torch_threads,
+)
 
 CODE_VERSION = "e5_torch-1"  # bump when a change here alters the vectors (it is part of the cache revision)
 QK = 32  # weights per Q4_0 block
@@ -480,25 +487,17 @@ class E5TorchEmbedder(Embedder):
 
     def embed_ids(self, batches: Sequence[list[int]]) -> np.ndarray:
         """Vectors for already-tokenised inputs (each <s> ... </s>), in input order."""
-        import torch
-
         out = np.empty((len(batches), self.dim), np.float32)
         order = sorted(range(len(batches)), key=lambda i: len(batches[i]))
         parts = [order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)]
         workers = min(self.workers, len(parts))
-        if workers <= 1:
-            for part in parts:
-                out[part] = self._forward([batches[i] for i in part])
-            return out
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            with ThreadPoolExecutor(workers, thread_name_prefix="e5-torch") as pool:
-                done = pool.map(lambda part: self._forward([batches[i] for i in part]), parts)
-                for part, vecs in zip(parts, done, strict=True):
-                    out[part] = vecs
-        finally:
-            torch.set_num_threads(before)
+
+        def forward(part: list[int]) -> np.ndarray:
+            return self._forward([batches[i] for i in part])
+
+        done = map(forward, parts) if workers <= 1 else map_on_workers(forward, parts, workers)
+        for part, vecs in zip(parts, done, strict=True):
+            out[part] = vecs
         return out
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
@@ -508,15 +507,8 @@ class E5TorchEmbedder(Embedder):
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query on `query_threads` threads (see `STEmbedder.embed_query`)."""
-        import torch
-
-        before = torch.get_num_threads()
-        if self.query_threads:
-            torch.set_num_threads(self.query_threads)
-        try:
+        with torch_threads(self.query_threads):
             return self._forward([self.tokenizer.encode(text, True, self.max_tokens)])[0]
-        finally:
-            torch.set_num_threads(before)
 
 
 def e5_torch_embedder(

@@ -186,6 +186,30 @@ def patch_mpnet_attention(model) -> int:
 # -------------------------------------------------------------------------------- sentence-transformers
 
 
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """torch's intra-op thread count set to `n` (None or 0: unchanged) for the block, then restored."""
+    import torch
+
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def map_on_workers(fn, jobs, workers: int) -> list:
+    """`fn` over `jobs` on `workers` threads with torch at one thread, so each op runs on its calling thread: on
+    a shared machine a multi-threaded torch waits for its slowest thread at every op, independent single-threaded
+    workers never wait for each other (measured in benchmarks/bench_e5_torch.py)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with torch_threads(1), ThreadPoolExecutor(workers, thread_name_prefix="finrag-embed") as pool:
+        return list(pool.map(fn, jobs))
+
+
 class STEmbedder(Embedder):
     """A sentence-transformers bi-encoder on CPU. `precision`: auto (bf16 where the CPU has native bf16, else
     fp32), fp32 or bf16. `max_seq_length` None keeps the model's own (384 for mpnet, 256 for minilm)."""
@@ -212,22 +236,19 @@ class STEmbedder(Embedder):
         self.name, self.path, self.batch_size, self.query_threads = name, str(path), batch_size, query_threads
         self.precision = resolve_precision(precision)
         kwargs = {"torch_dtype": torch.bfloat16} if self.precision == "bf16" else {}
-        self.model = SentenceTransformer(self.path, device="cpu", local_files_only=True, model_kwargs=kwargs)
-        self.model.eval()
-        if max_seq_length:
-            self.model.max_seq_length = int(max_seq_length)
-        self.fused = patch_mpnet_attention(self.model) if fused_attention else 0
-        # Extra model copies for `workers` single-threaded passage workers (each its own tokenizer: a fast
-        # tokenizer is not safe to share between threads).
+
+        def load():
+            m = SentenceTransformer(self.path, device="cpu", local_files_only=True, model_kwargs=kwargs)
+            m.eval()
+            if max_seq_length:
+                m.max_seq_length = int(max_seq_length)
+            return m, (patch_mpnet_attention(m) if fused_attention else 0)
+
+        self.model, self.fused = load()
+        # `workers` single-threaded model copies side by side (each its own tokenizer: a fast tokenizer is not
+        # safe to share between threads)
         self.workers = max(1, int(workers))
-        self._replicas = []
-        for _ in range(self.workers - 1):
-            rep = SentenceTransformer(self.path, device="cpu", local_files_only=True, model_kwargs=kwargs)
-            rep.eval()
-            rep.max_seq_length = self.model.max_seq_length
-            if fused_attention:
-                patch_mpnet_attention(rep)
-            self._replicas.append(rep)
+        self._replicas = [load()[0] for _ in range(self.workers - 1)]
         self.dim = int(self.model.get_embedding_dimension())
         wrev = weights_revision or weights_hash(self.path)
         self.revision = _short(wrev, self.precision, str(self.model.max_seq_length))
@@ -240,33 +261,20 @@ class STEmbedder(Embedder):
         return _normalise(out.float().numpy())
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        """With workers > 1 the texts are dealt out by length to single-threaded model copies that run side by
-        side: on a shared 2-core machine a 2-thread torch waits for its slower thread at every operation, two
-        independent workers never wait for each other (measured for e5 in benchmarks/bench_e5_torch.py)."""
+        """With workers > 1 the texts are dealt out by length to the model copies (`map_on_workers`)."""
         texts = list(texts)
         if len(texts) == 0:
             return np.zeros((0, self.dim), np.float32)
         if self.workers <= 1 or len(texts) < 2 * self.workers:
             return self._encode(self.model.encode_document, texts)
-        from concurrent.futures import ThreadPoolExecutor
-
-        import torch
-
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         shares = [order[w :: self.workers] for w in range(self.workers)]  # similar lengths in every share
         models = [self.model, *self._replicas]
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            with ThreadPoolExecutor(self.workers, thread_name_prefix="st-embed") as pool:
-                parts = list(
-                    pool.map(
-                        lambda w: self._encode(models[w].encode_document, [texts[i] for i in shares[w]]),
-                        range(self.workers),
-                    )
-                )
-        finally:
-            torch.set_num_threads(before)
+        parts = map_on_workers(
+            lambda w: self._encode(models[w].encode_document, [texts[i] for i in shares[w]]),
+            range(self.workers),
+            self.workers,
+        )
         out = np.zeros((len(texts), self.dim), np.float32)
         for share, vecs in zip(shares, parts, strict=True):
             out[share] = vecs
@@ -276,15 +284,8 @@ class STEmbedder(Embedder):
         """One query on `query_threads` threads: a ~10-token input gains nothing from a second thread, and on a
         busy machine each parallel region waits for every thread to be scheduled (measured: ~1 s instead of
         ~50 ms per MiniLM query with 2 threads on 2 shared cores)."""
-        import torch
-
-        before = torch.get_num_threads()
-        if self.query_threads:
-            torch.set_num_threads(self.query_threads)
-        try:
+        with torch_threads(self.query_threads):
             return self._encode(self.model.encode_query, [text])[0]
-        finally:
-            torch.set_num_threads(before)
 
 
 class E5Embedder(Embedder):
