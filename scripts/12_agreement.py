@@ -4,6 +4,7 @@ on a nested subsample through the response cache, and against each other (AI vs 
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
@@ -28,6 +29,10 @@ from finrag.scoring.judge import make_judge
 from finrag.tracking import stage_run
 
 
+def _human_rows(name: str, res: dict) -> list[dict]:
+    return [{**row, "judge": name, "pair": f"human vs {name}"} for row in summary_table(res)]
+
+
 def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
     mj = p.get("model_judges") or {}
     if not mj.get("runs"):
@@ -48,13 +53,10 @@ def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
             cfg = dict(mj.get("backends", {}).get(bname) or {})
             backends[bname] = make_backend(cfg.pop("backend", bname), **cfg)
         llm = CachedLLM(backends[bname], mj["cache_dir"], mode=mode, stage="agreement")
-        jparams = dict(run.get("params") or {})
-        if "decoding" in run:
-            key = "llm_judge" if run["judge"] == "combined" else "decoding"
-            if key == "llm_judge":
-                jparams.setdefault("llm_judge", {})["decoding"] = run["decoding"]
-            else:
-                jparams["decoding"] = run["decoding"]
+        jparams = copy.deepcopy(run.get("params") or {})  # never write into the params being recorded
+        if "decoding" in run:  # combined passes it on to its LLM judge
+            target = jparams.setdefault("llm_judge", {}) if run["judge"] == "combined" else jparams
+            target["decoding"] = run["decoding"]
         judge = make_judge(run["judge"], llm=llm, **jparams)
         judge.name = name
         verdicts = judge_items(items_run, judge, chunk=8)
@@ -68,8 +70,7 @@ def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
             k: v for k, v in (getattr(judge, "stats", {}) or {}).items() if "hit" not in k and k != "calls"
         }
         result["model_judges"]["runs"][name] = res
-        for row in summary_table(res):
-            result["summary"].append({"judge": name, "pair": f"human vs {name}", **row})
+        result["summary"].extend(_human_rows(name, res))
     result["model_judges"]["pairs"] = {}
     for a, b in mj.get("pairs", []):
         if a not in records or b not in records:
@@ -98,8 +99,7 @@ def run() -> None:
             res = evaluate_judge_on(items, judge, seed=p["seed"])
             records[name] = res.pop("records")
             result["judges"][name] = res
-            for row in summary_table(res):
-                result["summary"].append({"judge": name, "pair": f"human vs {name}", **row})
+            result["summary"].extend(_human_rows(name, res))
         _model_judges(p, items, result, records)
         tracker.metrics({"items": len(items)})
     forest_rows = [

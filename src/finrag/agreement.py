@@ -147,22 +147,27 @@ def ai_vs_ai(
     }
 
 
+def _whole_groups(items: Sequence[LabelledClaim], n: int, seed: int) -> list[int]:
+    """Indices of whole answers (group_id) taken in a seeded random order until at least n claims are in; a
+    prefix of one fixed order, so a larger n keeps every answer a smaller one took."""
+    groups: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        groups.setdefault(it.group_id, []).append(i)
+    keys = sorted(groups)
+    chosen: list[int] = []
+    for k in np.random.default_rng(seed).permutation(len(keys)):
+        if len(chosen) >= n:
+            break
+        chosen.extend(groups[keys[k]])
+    return chosen
+
+
 def sample_groups(items: Sequence[LabelledClaim], n: int, seed: int = DEFAULT_SEED) -> list[LabelledClaim]:
     """Whole answers (group_id) drawn at random until at least n claims are in (all when n >= len)."""
     items = list(items)
     if n >= len(items):
         return items
-    groups: dict[str, list[int]] = {}
-    for i, it in enumerate(items):
-        groups.setdefault(it.group_id, []).append(i)
-    keys = sorted(groups)
-    order = np.random.default_rng(seed).permutation(len(keys))
-    chosen: list[int] = []
-    for k in order:
-        if len(chosen) >= n:
-            break
-        chosen.extend(groups[keys[k]])
-    return [items[i] for i in sorted(chosen)]
+    return [items[i] for i in sorted(_whole_groups(items, n, seed))]
 
 
 def agreement_sample(
@@ -187,6 +192,12 @@ def agreement_sample(
     return out
 
 
+def _row(judge: str, benchmark: str, subset: str, level: str, a: dict) -> dict:
+    return {"judge": judge, "benchmark": benchmark, "subset": subset, "level": level, "n": a["n"],
+            "kappa": a["kappa"], "kappa_ci": a["kappa_ci"], "balanced_accuracy": a["balanced_accuracy"],
+            "raw_agreement": a["raw_agreement"]}  # fmt: skip
+
+
 def summary_table(result: dict) -> list[dict]:
     """Flat rows (benchmark, subset, level, n, kappa, CI, balanced accuracy, raw agreement) for the report."""
     rows = []
@@ -198,12 +209,7 @@ def summary_table(result: dict) -> list[dict]:
             entries.append((s, "binary", sb["binary"]))
         if "answer_level" in b:
             entries.append(("all", "answer", b["answer_level"]))
-        for sub, level, a in entries:
-            rows.append(
-                {"judge": result["judge"], "benchmark": bench, "subset": sub, "level": level, "n": a["n"],
-                 "kappa": a["kappa"], "kappa_ci": a["kappa_ci"], "balanced_accuracy": a["balanced_accuracy"],
-                 "raw_agreement": a["raw_agreement"]}
-            )  # fmt: skip
+        rows.extend(_row(result["judge"], bench, sub, level, a) for sub, level, a in entries)
     return rows
 
 
@@ -228,16 +234,7 @@ def model_judge_sample(
             out.extend(its)
             continue
         if bench in GROUP_SAMPLED:
-            groups: dict[str, list[LabelledClaim]] = {}
-            for it in its:
-                groups.setdefault(it.group_id, []).append(it)
-            keys = nested_order(sorted(groups), lambda g: (), seed)
-            chosen: list[LabelledClaim] = []
-            for g in keys:
-                if len(chosen) >= n:
-                    break
-                chosen.extend(groups[g])
-            out.extend(chosen)
+            out.extend(its[i] for i in _whole_groups(its, n, seed))
         else:
             out.extend(nested_order(its, lambda it: _stratum(it, ("subset", "human")), seed)[:n])
     return out
@@ -246,11 +243,9 @@ def model_judge_sample(
 def pair_rows(name_a: str, name_b: str, res: dict) -> list[dict]:
     """Report rows (like summary_table's) for an AI-vs-AI pair: binary and three-class, over all benchmarks."""
     return [
-        {"judge": f"{name_a}~{name_b}", "pair": f"{name_a} vs {name_b}", "benchmark": res["benchmark"],
-         "subset": "all", "level": level, "n": a["n"], "kappa": a["kappa"], "kappa_ci": a["kappa_ci"],
-         "balanced_accuracy": a["balanced_accuracy"], "raw_agreement": a["raw_agreement"]}
+        {**_row(f"{name_a}~{name_b}", res["benchmark"], "all", level, a), "pair": f"{name_a} vs {name_b}"}
         for level, a in (("binary", res["binary"]), ("three_class", res["three_class"]))
-    ]  # fmt: skip
+    ]
 
 
 def ai_pairs_by_benchmark(
