@@ -11,7 +11,7 @@ from finrag.config import params
 from finrag.generate import generation_summary
 from finrag.io import write_json, write_jsonl
 from finrag.provenance import provenance
-from finrag.scoring.evaluate import run_scoring
+from finrag.scoring.evaluate import load_answers, run_scoring
 from finrag.scoring.plots import write_plots
 from finrag.tracking import stage_run
 
@@ -41,20 +41,24 @@ def summary(records: list[dict]) -> dict:
 
 def run() -> None:
     p = params("score")
-    files = sorted(str(f) for fam in p["families"] for f in (Path(p["answers_dir"]) / fam).glob("*.jsonl"))
+    family_of = {str(f): fam for fam in p["families"] for f in (Path(p["answers_dir"]) / fam).glob("*.jsonl")}
+    files = sorted(family_of)
+    answers = {f: load_answers([f]) for f in files}  # read once, for the scores and for generation.json
     with stage_run("14_score", p) as tracker:
-        result = run_scoring(files, Path(p["questions"]), p)
+        result = run_scoring([a for f in files for a in answers[f]], Path(p["questions"]), p)
         tables = result["tables"]
         tracker.metrics({"answers": len(result["records"])})
     scatter = tables.pop("scatter_points")
     write_plots({**tables, "scatter_points": scatter}, Path(p["plots_dir"]))
     tables["summary"] = summary(result["records"])
-    tables["_provenance"] = provenance("14_score", p, inputs=files)
+    prov = provenance("14_score", p, inputs=files)
+    tables["_provenance"] = prov
     write_json(Path(p["metrics_out"]), tables)
     write_jsonl(Path(p["records_out"]), result["records"])
-    gen = generation_summary(files)
-    gen["_provenance"] = provenance("14_score", p, inputs=files)
-    write_json(Path(p["generation_out"]), gen)
+    by_family: dict[str, list] = defaultdict(list)
+    for f in files:
+        by_family[family_of[f]].extend(answers[f])
+    write_json(Path(p["generation_out"]), {**generation_summary(by_family), "_provenance": prov})
 
 
 if __name__ == "__main__":

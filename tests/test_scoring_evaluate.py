@@ -368,18 +368,17 @@ def test_run_scoring_end_to_end(tmp_path):
         run_scoring([bad], study_questions(), params, factory)
 
 
-def test_generation_summary_per_family_from_saved_answers(tmp_path):
+def test_generation_summary_per_family_from_saved_answers():
     """Calls, tokens, seconds and cost per run and family come from the answers (so a replay reproduces them)."""
     from finrag.generate import generation_summary
-    from finrag.io import write_jsonl
 
-    a = tmp_path / "qwen" / "m1-plain-retrieved.jsonl"
-    b = tmp_path / "qwen" / "m1-plain-oracle.jsonl"
-    c = tmp_path / "extractive" / "ex-retrieved.jsonl"
-    write_jsonl(a, [_a("fb1", RIGHT, [GOOD]), _a("fb2", RIGHT, [GOOD], tokens=(300, 10))])
-    write_jsonl(b, [_a("fb1", RIGHT, [GOOD], ctx="oracle")])
-    write_jsonl(c, [_a("fb1", RIGHT, [GOOD], tokens=(0, 0))])
-    got = generation_summary([str(c), str(a), str(b)])["families"]
+    qwen = [
+        _a("fb1", RIGHT, [GOOD], run_id="m1-plain-retrieved"),
+        _a("fb1", RIGHT, [GOOD], run_id="m1-plain-oracle", ctx="oracle"),
+        _a("fb2", RIGHT, [GOOD], run_id="m1-plain-retrieved", tokens=(300, 10)),
+    ]
+    extractive = [_a("fb1", RIGHT, [GOOD], run_id="ex-retrieved", tokens=(0, 0))]
+    got = generation_summary({"qwen": qwen, "extractive": extractive})["families"]
     assert set(got) == {"qwen", "extractive"}
     assert got["qwen"]["runs"]["m1-plain-retrieved"] == {
         "answers": 2, "input_tokens": 400, "output_tokens": 30, "model_seconds": 3.0, "cost_usd": 0.004,
@@ -387,3 +386,17 @@ def test_generation_summary_per_family_from_saved_answers(tmp_path):
     total = got["qwen"]["total"]
     assert total["answers"] == 3 and total["input_tokens"] == 500 and total["model_seconds"] == 4.5
     assert total["calls_per_hour"] == 2400.0
+
+
+def test_run_scoring_takes_answers_already_read(tmp_path):
+    """The stage reads each answer file once and hands the answers over: same records as from the files."""
+    answers = study_answers()
+    f = tmp_path / "a.jsonl"
+    f.write_text("".join(a.model_dump_json() + "\n" for a in answers))
+    params = {"judge": {"name": "numeric", "params": {}}, "main_kinds": ["financebench"], "progress": False,
+              "correlation": {"n_resamples": 50}}  # fmt: skip
+    from_files = run_scoring([f], study_questions(), params)
+    from_answers = run_scoring(answers, study_questions(), params)
+    assert json.dumps(from_answers["records"], sort_keys=True) == json.dumps(
+        from_files["records"], sort_keys=True
+    )

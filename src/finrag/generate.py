@@ -8,9 +8,8 @@ cache is the durable record.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from tqdm import tqdm
 
@@ -168,24 +167,21 @@ def run_stats(answers: Sequence[Answer]) -> dict:
     }
 
 
-def generation_summary(answer_files: Sequence[str | Path]) -> dict:
-    """Calls, tokens, model seconds and cost per run and per run family (the folder an answer file sits in),
-    from the saved answers themselves: the figures are those of the recorded calls, so a replay reproduces them
-    (latency and cost are stored with each answer)."""
-    from finrag.io import read_jsonl
-
+def generation_summary(answers_by_family: Mapping[str, Sequence[Answer]]) -> dict:
+    """Calls, tokens, model seconds and cost per run and per run family, from the saved answers themselves: the
+    figures are those of the recorded calls, so a replay reproduces them (latency and cost are stored with each
+    answer)."""
     families: dict[str, dict] = {}
-    for f in sorted(Path(x) for x in answer_files):
-        rows = read_jsonl(f, Answer)
-        fam = families.setdefault(f.parent.name, {"runs": {}})
-        fam["runs"][f.stem] = run_stats(rows)
-    for fam in families.values():
-        runs = fam["runs"].values()
-        total = {k: sum(r[k] for r in runs) for k in ("answers", "input_tokens", "output_tokens")}
-        total["model_seconds"] = round(sum(r["model_seconds"] for r in runs), 1)
-        total["cost_usd"] = round(sum(r["cost_usd"] for r in runs), 6)
+    for name, answers in sorted(answers_by_family.items()):
+        by_run: dict[str, list[Answer]] = {}
+        for a in answers:
+            by_run.setdefault(a.run_id, []).append(a)
+        runs = {run_id: run_stats(rows) for run_id, rows in sorted(by_run.items())}
+        total = {k: sum(r[k] for r in runs.values()) for k in ("answers", "input_tokens", "output_tokens")}
+        total["model_seconds"] = round(sum(r["model_seconds"] for r in runs.values()), 1)
+        total["cost_usd"] = round(sum(r["cost_usd"] for r in runs.values()), 6)
         total["calls_per_hour"] = (
             round(total["answers"] / total["model_seconds"] * 3600, 1) if total["model_seconds"] else None
         )
-        fam["total"] = total
+        families[name] = {"runs": runs, "total": total}
     return {"families": families}

@@ -370,12 +370,13 @@ def _judge_cost(judge, n_answers: int, n_claims: int, seconds: float, meters: li
 
 
 def run_scoring(
-    answers_files: Sequence[str | Path],
+    answers_files: Sequence[str | Path] | Sequence[Answer],
     questions,
     params: Mapping,
     judge_factory: Callable | None = None,
 ) -> dict:
-    """The scoring stage: read answers, score them, build the tables. Returns {"records", "tables"}.
+    """The scoring stage: read answers (or take them already read), score them, build the tables. Returns
+    {"records", "tables"}.
 
     `questions`: Question records, a {qid: Question} mapping, or a JSONL path. `judge_factory(name, **params)`
     builds a judge (default `finrag.scoring.judge.make_judge`, which has no LLM); the stage passes one that gives
@@ -385,7 +386,8 @@ def run_scoring(
     from finrag.scoring.tables import build_tables
 
     factory = judge_factory or make_judge
-    answers = load_answers(answers_files)
+    given = list(answers_files)
+    answers = given if given and isinstance(given[0], Answer) else load_answers(given)
     qmap = _questions_by_id(questions)
     jspec = dict(params.get("judge") or {"name": "numeric"})
     judge = factory(jspec["name"], **dict(jspec.get("params") or {}))
