@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from finrag.contracts import Chunk, Evidence, Question, Span
-from finrag.generate import ContextBuilder, RunSpec, generate_answers
+from finrag.generate import ContextBuilder, RunSpec, family_specs, generate_answers, shared_backend
 from finrag.llm.backends import ExtractiveBackend
 from finrag.llm.cache import CachedLLM, CacheMiss
 
@@ -84,3 +84,39 @@ def test_generation_records_then_replays_with_zero_calls(tmp_path):
         assert all(a.passages and a.cache_key and a.prompt for a in first[run_id])
     with pytest.raises(CacheMiss, match="stage=t"):
         generate_answers(questions, contexts, replay, [RunSpec("x", "quote", "oracle")], dec, progress=False)
+
+
+FAMILIES = {
+    "greedy": {"backend": "extractive", "tag": "ex", "run_id": "{tag}-{style}-{context}", "styles": ["plain", "decline"],
+               "contexts": ["retrieved", "oracle"], "replicates": [0]},
+    "sampled": {"backend": "extractive", "tag": "ex", "run_id": "{tag}-{style}-{context}-r{replicate}",
+                "styles": ["plain"], "contexts": ["retrieved"], "replicates": [0, 1], "decoding": {"temperature": 0.7}},
+}  # fmt: skip
+
+
+def test_families_in_one_pass_give_the_same_calls_as_one_by_one(tmp_path):
+    """Recording two families interleaved must produce exactly the cache entries each family's own stage asks for
+    (so `dvc repro generate@family` replays them), with each family's decoding in its keys."""
+    base = {"temperature": 0.0, "max_tokens": 64, "seed": 0}
+    specs = [s for name, fam in FAMILIES.items() for s in family_specs(name, fam, base)]
+    assert [s.run_id for s in specs if s.family == "sampled"] == [
+        "ex-plain-retrieved-r0",
+        "ex-plain-retrieved-r1",
+    ]
+    builder = ContextBuilder(CHUNKS, fake_rank, k=3)
+    contexts = {(Q.qid, m): builder.build(Q, m) for m in ("retrieved", "oracle")}
+    together = CachedLLM(ExtractiveBackend(), tmp_path / "cache", mode="auto", stage="t")
+    both = generate_answers([Q], contexts, together, specs, base, progress=False)
+    assert together.calls == 6
+    # the per-question order keeps calls on the same passages next to each other, across families
+    for name, fam in FAMILIES.items():
+        alone = CachedLLM(ExtractiveBackend().identity(), tmp_path / "cache", mode="replay", stage=name)
+        own = generate_answers([Q], contexts, alone, family_specs(name, fam, base), base, progress=False)
+        assert alone.calls == 0
+        for run_id, rows in own.items():
+            assert [a.cache_key for a in rows] == [a.cache_key for a in both[run_id]]
+    keys = {a.cache_key for rows in both.values() for a in rows}
+    assert len(keys) == 6  # greedy plain-retrieved and sampled r0 differ by temperature: distinct entries
+    assert shared_backend(FAMILIES) == ("extractive", {})
+    with pytest.raises(ValueError, match="different backends"):
+        shared_backend({**FAMILIES, "other": {**FAMILIES["greedy"], "backend": "llamacpp"}})

@@ -89,12 +89,44 @@ class ContextBuilder:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One generation run: a model, a prompt style, a context mode and a replicate index."""
+    """One generation run: a model, a prompt style, a context mode and a replicate index. `family` and
+    `decoding` (merged over the call's base decoding) let runs of several families share one pass."""
 
     run_id: str
     style: str
     context_mode: str
     replicate: int = 0
+    family: str = ""
+    decoding: tuple[tuple[str, object], ...] = ()
+
+
+def family_specs(name: str, family: Mapping, base_decoding: Mapping) -> list[RunSpec]:
+    """The runs of one `generate.families` entry, each carrying the family's full decoding."""
+    decoding = {**base_decoding, **family.get("decoding", {})}
+    return [
+        RunSpec(
+            run_id=family["run_id"].format(tag=family["tag"], style=style, context=mode, replicate=rep),
+            style=style,
+            context_mode=mode,
+            replicate=rep,
+            family=name,
+            decoding=tuple(sorted(decoding.items())),
+        )
+        for style in family["styles"]
+        for mode in family["contexts"]
+        for rep in family["replicates"]
+    ]
+
+
+def shared_backend(families: Mapping[str, Mapping]) -> tuple[str, dict]:
+    """The one backend (name, params overrides) that several families run on; they must agree to share a pass."""
+    seen = {(f["backend"], tuple(sorted(f.get("backend_params", {}).items()))) for f in families.values()}
+    if len(seen) != 1:
+        raise ValueError(
+            f"families {sorted(families)} use different backends {sorted(seen)}: run them one at a time"
+        )
+    backend, overrides = seen.pop()
+    return backend, dict(overrides)
 
 
 def generate_answers(
@@ -105,10 +137,13 @@ def generate_answers(
     decoding: dict,
     progress: bool = True,
 ) -> dict[str, list[Answer]]:
-    """Answer every question under every run spec. Calls are ordered question -> context -> style so
-    consecutive prompts share their longest prefix (system + passages) in a local model's KV cache."""
+    """Answer every question under every run spec (a spec's own decoding overrides `decoding`). Calls are
+    ordered question -> replicate -> context -> style, so consecutive prompts share their longest prefix
+    (system + passages) in a local model's KV cache, across families too when several run in one pass."""
+    if len({s.run_id for s in specs}) != len(specs):
+        raise ValueError("two run specs share a run_id")
     out: dict[str, list[Answer]] = {s.run_id: [] for s in specs}
-    order = sorted(specs, key=lambda s: (s.replicate, s.context_mode, s.style))
+    order = sorted(specs, key=lambda s: (s.replicate, s.context_mode, s.style, s.family, s.run_id))
     total = len(questions) * len(order)
     bar = tqdm(total=total, desc=f"generate[{llm.identity['model']}]", disable=not progress, unit="call")
     for q in questions:
@@ -117,7 +152,7 @@ def generate_answers(
             messages, template_id = render(spec.style, q.question, passages)
             comp, key, _hit = llm.complete(
                 messages,
-                decoding,
+                {**decoding, **dict(spec.decoding)},
                 replicate=spec.replicate,
                 template_id=template_id,
                 item_id=f"{q.qid}/{spec.run_id}",
