@@ -1,5 +1,6 @@
 """Stage 11 generate@FAMILY: one run family (a model x prompt styles x context modes x replicates) over every
-available question, through the response cache (replay by default: no model, no key, same bytes).
+available question, on the passages frozen by the contexts stage, through the response cache (replay by default:
+no model, no key, same bytes).
 
 Recording several families of the same backend in one pass (`--family qwen qwen_replicates`, with
 FINRAG_LLM_MODE=auto) interleaves their calls question by question, so a local model evaluates each question's
@@ -11,17 +12,14 @@ import argparse
 import os
 from pathlib import Path
 
-import numpy as np
-
 from _stage import main
 from finrag.config import params
-from finrag.contracts import Chunk, Question
-from finrag.generate import ContextBuilder, family_specs, generate_answers, run_stats, shared_backend
-from finrag.io import read_json, read_jsonl, write_json, write_jsonl
+from finrag.contexts import thaw_contexts
+from finrag.contracts import Chunk, Context, Question
+from finrag.generate import family_specs, generate_answers, run_stats, shared_backend
+from finrag.io import read_jsonl, write_json, write_jsonl
 from finrag.llm.backends import make_backend
 from finrag.llm.cache import CachedLLM
-from finrag.retrieval import build_search_context
-from finrag.search import search
 from finrag.tracking import stage_run
 
 
@@ -32,7 +30,6 @@ def run() -> None:
     )
     args = ap.parse_args()
     p = params("generate")
-    rp = params("retrieve")
     unknown = [f for f in args.family if f not in p["families"]]
     if unknown:
         raise SystemExit(
@@ -40,21 +37,26 @@ def run() -> None:
         )
     fams = {name: p["families"][name] for name in args.family}
     backend_name, overrides = shared_backend(fams)
-    sel = read_json(Path(p["selected"]))
-    chunker, embedder, method = sel["chunker"], sel["embedder"], sel["method"]
-    chunks = read_jsonl(Path(rp["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
-    vectors = np.load(Path(rp["embeddings_dir"]) / chunker / f"{embedder}.npy") if method != "bm25" else None
-    ctx = build_search_context(chunks, vectors, embedder, rp, methods=[method])
-    builder = ContextBuilder(chunks, lambda text, k, allowed: search(ctx, method, text, k, allowed), k=p["k"])
+    frozen = read_jsonl(Path(p["contexts"]), Context)
+    setups = sorted({c.setup for c in frozen})
+    if len(setups) != 1:
+        raise SystemExit(f"{p['contexts']} mixes search setups {setups}: re-run the contexts stage")
+    chunker = setups[0].split("/")[0]
+    chunks = read_jsonl(Path(p["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
+    contexts = thaw_contexts(frozen, chunks)
     questions = [q for q in read_jsonl(Path(p["questions"]), Question) if q.available]
     modes = sorted({mode for fam in fams.values() for mode in fam["contexts"]})
-    contexts = {(q.qid, mode): builder.build(q, mode) for q in questions for mode in modes}
+    absent = [(q.qid, m) for q in questions for m in modes if (q.qid, m) not in contexts]
+    if absent:
+        raise SystemExit(
+            f"{len(absent)} question/mode pairs have no frozen context (first {absent[0]}): re-run contexts"
+        )
     specs = [spec for name, fam in fams.items() for spec in family_specs(name, fam, p["decoding"])]
     backend = make_backend(backend_name, **{**p["backends"].get(backend_name, {}), **overrides})
     mode = os.environ.get("FINRAG_LLM_MODE", p["cache_mode"])
     label = "+".join(args.family)
     llm = CachedLLM(backend, p["cache_dir"], mode=mode, stage=f"generate_{label}")
-    with stage_run(f"11_generate_{label}", {**fams, "setup": sel}) as tracker:
+    with stage_run(f"11_generate_{label}", {**fams, "setup": setups[0]}) as tracker:
         answers = generate_answers(questions, contexts, llm, specs, p["decoding"])
         tracker.metrics(llm.stats())
     for name in args.family:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from _stage import main
 from finrag.config import params
+from finrag.contexts import ContextBuilder
 from finrag.contracts import Chunk
-from finrag.generate import ContextBuilder, RunSpec, generate_answers, run_stats
+from finrag.generate import RunSpec, generate_answers, run_stats
 from finrag.io import read_jsonl, write_json, write_jsonl
 from finrag.llm.backends import make_backend
 from finrag.llm.cache import CachedLLM

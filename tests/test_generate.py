@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from finrag.contexts import ContextBuilder, freeze_contexts, thaw_contexts
 from finrag.contracts import Chunk, Evidence, Question, Span
-from finrag.generate import ContextBuilder, RunSpec, family_specs, generate_answers, shared_backend
+from finrag.generate import RunSpec, family_specs, generate_answers, shared_backend
 from finrag.llm.backends import ExtractiveBackend
 from finrag.llm.cache import CachedLLM, CacheMiss
 
@@ -120,3 +121,14 @@ def test_families_in_one_pass_give_the_same_calls_as_one_by_one(tmp_path):
     assert shared_backend(FAMILIES) == ("extractive", {})
     with pytest.raises(ValueError, match="different backends"):
         shared_backend({**FAMILIES, "other": {**FAMILIES["greedy"], "backend": "llamacpp"}})
+
+
+def test_frozen_contexts_thaw_to_the_same_passages_and_fail_loudly_on_changed_chunks():
+    builder = ContextBuilder(CHUNKS, fake_rank, k=3)
+    frozen = freeze_contexts([Q], ["retrieved", "oracle"], builder, "structure/minilm/dense", progress=False)
+    assert [(c.qid, c.mode) for c in frozen] == [("q1", "retrieved"), ("q1", "oracle")]
+    thawed = thaw_contexts(frozen, CHUNKS)
+    for mode in ("retrieved", "oracle"):
+        assert thawed[("q1", mode)] == builder.build(Q, mode)
+    with pytest.raises(ValueError, match="chunks changed"):
+        thaw_contexts(frozen, CHUNKS[:-2])

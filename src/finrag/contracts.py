@@ -108,6 +108,17 @@ class Passage(Record):
     score: float = 0.0
 
 
+class Context(Record):
+    """The passages one question gets in one context mode, frozen by the contexts stage: chunk ids in the order
+    shown, with their search scores. Small and in git, so generation replays without embeddings or search."""
+
+    qid: str
+    mode: Literal["retrieved", "oracle"]
+    setup: str  # chunker/embedder/method that ranked them
+    chunk_ids: list[str]
+    scores: list[float]
+
+
 class Citation(Record):
     passage: int  # n of the cited passage
     start: int | None = None  # char offsets inside the passage text, when the backend gives them

@@ -1,4 +1,4 @@
-"""Contexts (retrieved / oracle) and generation runs through the response cache.
+"""Generation runs through the response cache (the passages come from finrag.contexts).
 
 A run is resumable by construction: every call goes through `CachedLLM`, so re-running a killed run replays what
 was recorded and calls the model only for what is missing. Answers are written once, atomically, at the end; the
@@ -8,83 +8,16 @@ cache is the durable record.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from finrag.contracts import Answer, Chunk, Passage, Question
+from finrag.contracts import Answer, Passage, Question
 from finrag.llm.cache import CachedLLM
 from finrag.llm.prompts import render
-from finrag.retrieval_eval import evidence_pages
 
 log = logging.getLogger(__name__)
-
-RankFn = Callable[[str, int, "set[int] | None"], list[tuple[int, float]]]
-
-
-def passages_from(chunks: Sequence[Chunk], hits: Iterable[tuple[int, float]]) -> list[Passage]:
-    """Number the chunks [1]..[n] in rank order."""
-    out = []
-    for n, (i, score) in enumerate(hits, 1):
-        c = chunks[i]
-        out.append(
-            Passage(n=n, chunk_id=c.chunk_id, doc_id=c.doc_id, pages=c.pages, text=c.text, score=score)
-        )
-    return out
-
-
-@dataclass
-class ContextBuilder:
-    """Builds the k passages a model sees for one question.
-
-    retrieved: the top k of the selected search setup.
-    oracle: the chunks holding the gold evidence first (for each evidence page, its best-ranked chunk by the same
-    search restricted to that document), then filled from the same document(s) by search rank.
-    """
-
-    chunks: list[Chunk]
-    rank: RankFn  # (query, k, allowed chunk indices or None) -> [(chunk index, score)]
-    k: int = 5
-
-    def __post_init__(self):
-        self._by_doc: dict[str, list[int]] = {}
-        self._by_page: dict[tuple[str, int], list[int]] = {}
-        for i, c in enumerate(self.chunks):
-            self._by_doc.setdefault(c.doc_id, []).append(i)
-            for p in c.pages:
-                self._by_page.setdefault((c.doc_id, p), []).append(i)
-
-    def retrieved(self, q: Question) -> list[Passage]:
-        return passages_from(self.chunks, self.rank(q.question, self.k, None)[: self.k])
-
-    def oracle(self, q: Question) -> list[Passage]:
-        docs = list(dict.fromkeys(d for d, _ in sorted(evidence_pages(q)))) or list(q.doc_ids)
-        allowed = {i for d in docs for i in self._by_doc.get(d, [])}
-        if not allowed:
-            return []
-        ranked = self.rank(q.question, len(allowed), allowed)
-        position = {i: r for r, (i, _) in enumerate(ranked)}
-        scores = dict(ranked)
-        chosen: list[int] = []
-        for page in sorted(evidence_pages(q)):
-            holders = [i for i in self._by_page.get(page, []) if i not in chosen]
-            if holders:
-                chosen.append(min(holders, key=lambda i: (position.get(i, len(position)), i)))
-        for i, _ in ranked:
-            if len(chosen) >= self.k:
-                break
-            if i not in chosen:
-                chosen.append(i)
-        chosen = chosen[: self.k]
-        return passages_from(self.chunks, [(i, scores.get(i, 0.0)) for i in chosen])
-
-    def build(self, q: Question, mode: str) -> list[Passage]:
-        if mode == "retrieved":
-            return self.retrieved(q)
-        if mode == "oracle":
-            return self.oracle(q)
-        raise ValueError(f"unknown context mode '{mode}' (retrieved, oracle)")
 
 
 @dataclass(frozen=True)

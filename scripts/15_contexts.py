@@ -1,0 +1,35 @@
+"""Stage 15 contexts: freeze the passages every question gets, in each context mode, from the search setup the
+select stage chose. The file is small and in git: generation reads it, so a replay needs neither the embeddings
+nor the re-ranker, and every run family sees exactly the same passages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from _stage import main
+from finrag.config import params
+from finrag.contexts import ContextBuilder, freeze_contexts
+from finrag.contracts import Chunk, Question
+from finrag.io import read_json, read_jsonl, write_jsonl
+from finrag.retrieval import build_search_context
+from finrag.search import search
+
+
+def run() -> None:
+    p = params("contexts")
+    rp = params("retrieve")
+    sel = read_json(Path(p["selected"]))
+    chunker, embedder, method = sel["chunker"], sel["embedder"], sel["method"]
+    chunks = read_jsonl(Path(rp["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
+    vectors = np.load(Path(rp["embeddings_dir"]) / chunker / f"{embedder}.npy") if method != "bm25" else None
+    ctx = build_search_context(chunks, vectors, embedder, rp, methods=[method])
+    builder = ContextBuilder(chunks, lambda text, k, allowed: search(ctx, method, text, k, allowed), k=p["k"])
+    questions = [q for q in read_jsonl(Path(p["questions"]), Question) if q.available]
+    frozen = freeze_contexts(questions, p["modes"], builder, f"{chunker}/{embedder}/{method}")
+    write_jsonl(Path(p["out"]), frozen)
+
+
+if __name__ == "__main__":
+    main(run)

@@ -1,0 +1,122 @@
+"""The passages a model sees: retrieved (top k of the selected search setup) or oracle (the gold evidence chunks
+first), built by search once and frozen as chunk ids by the contexts stage, so generation never searches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from tqdm import tqdm
+
+from finrag.contracts import Chunk, Context, Passage, Question
+from finrag.retrieval_eval import evidence_pages
+
+RankFn = Callable[[str, int, "set[int] | None"], list[tuple[int, float]]]
+
+
+def passages_from(chunks: Sequence[Chunk], hits: Iterable[tuple[int, float]]) -> list[Passage]:
+    """Number the chunks [1]..[n] in rank order."""
+    out = []
+    for n, (i, score) in enumerate(hits, 1):
+        c = chunks[i]
+        out.append(
+            Passage(n=n, chunk_id=c.chunk_id, doc_id=c.doc_id, pages=c.pages, text=c.text, score=score)
+        )
+    return out
+
+
+@dataclass
+class ContextBuilder:
+    """Builds the k passages a model sees for one question.
+
+    retrieved: the top k of the selected search setup.
+    oracle: the chunks holding the gold evidence first (for each evidence page, its best-ranked chunk by the same
+    search restricted to that document), then filled from the same document(s) by search rank.
+    """
+
+    chunks: list[Chunk]
+    rank: RankFn  # (query, k, allowed chunk indices or None) -> [(chunk index, score)]
+    k: int = 5
+
+    def __post_init__(self):
+        self._by_doc: dict[str, list[int]] = {}
+        self._by_page: dict[tuple[str, int], list[int]] = {}
+        for i, c in enumerate(self.chunks):
+            self._by_doc.setdefault(c.doc_id, []).append(i)
+            for p in c.pages:
+                self._by_page.setdefault((c.doc_id, p), []).append(i)
+
+    def retrieved(self, q: Question) -> list[Passage]:
+        return passages_from(self.chunks, self.rank(q.question, self.k, None)[: self.k])
+
+    def oracle(self, q: Question) -> list[Passage]:
+        docs = list(dict.fromkeys(d for d, _ in sorted(evidence_pages(q)))) or list(q.doc_ids)
+        allowed = {i for d in docs for i in self._by_doc.get(d, [])}
+        if not allowed:
+            return []
+        ranked = self.rank(q.question, len(allowed), allowed)
+        position = {i: r for r, (i, _) in enumerate(ranked)}
+        scores = dict(ranked)
+        chosen: list[int] = []
+        for page in sorted(evidence_pages(q)):
+            holders = [i for i in self._by_page.get(page, []) if i not in chosen]
+            if holders:
+                chosen.append(min(holders, key=lambda i: (position.get(i, len(position)), i)))
+        for i, _ in ranked:
+            if len(chosen) >= self.k:
+                break
+            if i not in chosen:
+                chosen.append(i)
+        chosen = chosen[: self.k]
+        return passages_from(self.chunks, [(i, scores.get(i, 0.0)) for i in chosen])
+
+    def build(self, q: Question, mode: str) -> list[Passage]:
+        if mode == "retrieved":
+            return self.retrieved(q)
+        if mode == "oracle":
+            return self.oracle(q)
+        raise ValueError(f"unknown context mode '{mode}' (retrieved, oracle)")
+
+
+def freeze_contexts(
+    questions: Sequence[Question],
+    modes: Sequence[str],
+    builder: ContextBuilder,
+    setup: str,
+    progress: bool = True,
+) -> list[Context]:
+    """Every question's passages in every mode, as chunk ids (the contexts stage writes these)."""
+    out = []
+    for q in tqdm(questions, desc=f"contexts[{setup}]", unit="question", disable=not progress):
+        for mode in modes:
+            passages = builder.build(q, mode)
+            out.append(
+                Context(
+                    qid=q.qid,
+                    mode=mode,  # type: ignore[arg-type]
+                    setup=setup,
+                    chunk_ids=[p.chunk_id for p in passages],
+                    scores=[p.score for p in passages],
+                )
+            )
+    return out
+
+
+def thaw_contexts(
+    contexts: Sequence[Context], chunks: Sequence[Chunk]
+) -> dict[tuple[str, str], list[Passage]]:
+    """Frozen contexts back to numbered passages; a chunk id missing from `chunks` means the chunks changed since
+    the contexts were frozen, which must fail loudly (the prompts would no longer match the cache)."""
+    index = {c.chunk_id: i for i, c in enumerate(chunks)}
+    out = {}
+    for ctx in contexts:
+        missing = [cid for cid in ctx.chunk_ids if cid not in index]
+        if missing:
+            raise ValueError(
+                f"context {ctx.qid}/{ctx.mode} names chunks not in the chunk file ({missing[:3]}): "
+                "the chunks changed since the contexts stage ran; re-run it"
+            )
+        out[(ctx.qid, ctx.mode)] = passages_from(
+            chunks, [(index[cid], s) for cid, s in zip(ctx.chunk_ids, ctx.scores, strict=True)]
+        )
+    return out
