@@ -81,6 +81,22 @@ def test_cache_resumes_after_a_kill_and_rerun_computes_nothing(tmp_path):
     assert again.texts == 0 and np.array_equal(out2[:40], out) and np.array_equal(out2[40:], out[:5])
 
 
+def test_shards_fill_one_cache_between_them_and_the_plain_call_computes_nothing(tmp_path):
+    texts = _corpus(41)
+    shards = [Counting(Hashing()), Counting(Hashing())]
+    for i, emb in enumerate(shards):  # each shard takes every 2nd missing text, from the same starting state
+        assert embed_with_cache(emb, texts, tmp_path, batch_size=7, progress=False, shard=(i, 2)) is None
+    # run one after the other, shard 1 sees only the 20 texts shard 0 left and takes every 2nd of them (side by
+    # side, both see the same 41 missing texts and split them evenly)
+    assert shards[0].texts == 21 and shards[1].texts == 10
+    rest = Counting(Hashing())
+    out = embed_with_cache(rest, texts, tmp_path, batch_size=7, progress=False)
+    assert rest.texts == 10
+    assert np.allclose(out, Hashing().embed_passages(texts), atol=1e-6)
+    with pytest.raises(ValueError, match="shard 2/2"):
+        embed_with_cache(Hashing(), ["new text"], tmp_path, progress=False, shard=(2, 2))
+
+
 def test_cache_dedupes_and_separates_revisions(tmp_path):
     c = Counting(Hashing())
     embed_with_cache(c, ["same", "same", "other"], tmp_path, progress=False)

@@ -523,15 +523,25 @@ def embed_with_cache(
     cache_dir: str | Path,
     batch_size: int = 64,
     progress: bool = True,
-) -> np.ndarray:
+    shard: tuple[int, int] | None = None,
+) -> np.ndarray | None:
     """(n, dim) vectors for `texts`, computing only those not already cached; duplicates are embedded once.
-    Missing texts go in length order (less padding per batch) and each batch is committed before the next."""
+    Missing texts go in length order (less padding per batch) and each batch is committed before the next.
+
+    `shard=(i, n)` computes only every n-th missing text from the i-th and returns None: n processes fill one
+    cache side by side (SQLite serialises their commits) with no barrier between them, then a plain call
+    assembles the vectors from the cache."""
     texts = list(texts)
     keys = [sha256_text(t) for t in texts]
     with EmbeddingCache(cache_dir, embedder) as cache:
         have = cache.get_many(list(dict.fromkeys(keys)))
         todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in have}
         order = sorted(todo, key=lambda k: len(todo[k]))
+        if shard is not None:
+            i, n = shard
+            if not 0 <= i < n:
+                raise ValueError(f"shard {i}/{n}: need 0 <= i < n")
+            order = order[i::n]
         bar = None
         if progress and order:
             from tqdm import tqdm
@@ -547,6 +557,8 @@ def embed_with_cache(
                 have.update(zip(part, vecs, strict=True))
                 if bar is not None:
                     bar.update(len(part))
+    if shard is not None:
+        return None
     out = np.empty((len(texts), embedder.dim), np.float32)
     for i, k in enumerate(keys):
         out[i] = have[k]
