@@ -10,9 +10,10 @@ import numpy as np
 
 from _stage import main
 from finrag.config import params
-from finrag.contexts import ContextBuilder, freeze_contexts
+from finrag.contexts import ContextBuilder, context_summary, freeze_contexts, thaw_contexts
 from finrag.contracts import Chunk, Question
-from finrag.io import read_json, read_jsonl, write_jsonl
+from finrag.io import read_json, read_jsonl, write_json, write_jsonl
+from finrag.provenance import provenance
 from finrag.retrieval import build_search_context
 from finrag.search import search
 
@@ -27,8 +28,14 @@ def run() -> None:
     ctx = build_search_context(chunks, vectors, embedder, rp, methods=[method])
     builder = ContextBuilder(chunks, lambda text, k, allowed: search(ctx, method, text, k, allowed), k=p["k"])
     questions = [q for q in read_jsonl(Path(p["questions"]), Question) if q.available]
-    frozen = freeze_contexts(questions, p["modes"], builder, f"{chunker}/{embedder}/{method}")
+    setup = f"{chunker}/{embedder}/{method}"
+    frozen = freeze_contexts(questions, p["modes"], builder, setup)
     write_jsonl(Path(p["out"]), frozen)
+    summary = context_summary(questions, thaw_contexts(frozen, chunks), setup)
+    write_json(
+        Path(p["metrics_out"]),
+        {**summary, "_provenance": provenance("15_contexts", p, inputs=[p["selected"]])},
+    )
 
 
 if __name__ == "__main__":

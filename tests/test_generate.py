@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from finrag.contexts import ContextBuilder, freeze_contexts, thaw_contexts
+from finrag.contexts import ContextBuilder, context_summary, freeze_contexts, thaw_contexts
 from finrag.contracts import Chunk, Evidence, Question, Span
 from finrag.generate import RunSpec, family_specs, generate_answers, shared_backend
 from finrag.llm.backends import ExtractiveBackend
@@ -132,3 +132,7 @@ def test_frozen_contexts_thaw_to_the_same_passages_and_fail_loudly_on_changed_ch
         assert thawed[("q1", mode)] == builder.build(Q, mode)
     with pytest.raises(ValueError, match="chunks changed"):
         thaw_contexts(frozen, CHUNKS[:-2])
+    summary = context_summary([Q], thawed, "structure/minilm/dense")
+    assert summary["modes"]["oracle"]["mean_evidence_recall"] == 1.0  # both evidence pages, first
+    assert summary["modes"]["retrieved"]["mean_evidence_recall"] == 0.0  # company B ranks first
+    assert summary["modes"]["retrieved"]["questions"] == 1
