@@ -66,7 +66,7 @@ def pctci(pair, digits: int = 1) -> str:
 
 def load_results(results_dir: Path) -> dict:
     ctx: dict = {}
-    for p in sorted((results_dir / "metrics").glob("*.json")):
+    for p in [*sorted(results_dir.glob("*.json")), *sorted((results_dir / "metrics").glob("*.json"))]:
         with open(p, encoding="utf-8") as fh:
             ctx[p.stem] = json.load(fh)
     return ctx
