@@ -545,3 +545,42 @@ def test_label_errors(tmp_path, monkeypatch):
         run("label", "--answers", answers, "--questions", tmp_path / "q.jsonl"), "questions file not found"
     )
     user_error(run("label", "--answers", answers, "--port", "70000"), "--port")
+
+
+def test_progress_counts_recorded_calls_per_family_without_a_model(tmp_path):
+    from finrag.contexts import ContextBuilder, freeze_contexts
+    from finrag.contracts import Question
+    from finrag.generate import family_specs, generate_answers
+
+    chunks = [
+        Chunk(chunk_id=f"D:page:{i}", doc_id="D", pages=[i], spans=[Span(page=i, start=0, end=len(t))], text=t, body=t)
+        for i, t in enumerate(["Revenue was $5,000 million in 2019.", "Net income was $700 million in 2019."])
+    ]  # fmt: skip
+    (tmp_path / "chunks").mkdir()
+    write_jsonl(tmp_path / "chunks" / "page.jsonl", chunks)
+    questions = [
+        Question(qid="q1", question="What was net income in 2019?", answer="$700 million", doc_ids=["D"])
+    ]
+    write_jsonl(tmp_path / "questions.jsonl", questions)
+    builder = ContextBuilder(chunks, lambda text, k, allowed: [(1, 1.0), (0, 0.5)][:k], k=2)
+    write_jsonl(
+        tmp_path / "contexts.jsonl", freeze_contexts(questions, ["retrieved"], builder, "page/x/dense", False)
+    )
+    fam = {"backend": "extractive", "tag": "ex", "run_id": "{tag}-{style}-{context}", "styles": ["plain", "quote"],
+           "contexts": ["retrieved"], "replicates": [0]}  # fmt: skip
+    decoding = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 64, "seed": 0}
+    gen = {"questions": str(tmp_path / "questions.jsonl"), "contexts": str(tmp_path / "contexts.jsonl"),
+           "chunks_dir": str(tmp_path / "chunks"), "cache_dir": str(tmp_path / "cache"), "decoding": decoding,
+           "backends": {"extractive": {}}, "families": {"ex": fam}}  # fmt: skip
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"generate": gen}), encoding="utf-8")
+    contexts = {("q1", "retrieved"): builder.build(questions[0], "retrieved")}
+    llm = CachedLLM(ExtractiveBackend(), tmp_path / "cache", mode="auto", stage="t")
+    generate_answers(
+        questions, contexts, llm, family_specs("ex", fam, decoding)[:1], decoding, progress=False
+    )
+    (out,) = ok_lines(run("progress", "--params", tmp_path / "params.yaml"))
+    assert out["ex"]["calls"] == 2 and out["ex"]["recorded"] == 1
+    assert out["ex"]["runs"]["ex-plain-retrieved"]["recorded"] == 1
+    assert out["ex"]["runs"]["ex-quote-retrieved"]["recorded"] == 0
+    bad = run("progress", "--params", tmp_path / "params.yaml", "--family", "nope")
+    assert bad.exit_code == 2 and "unknown family" in bad.stderr

@@ -7,7 +7,7 @@ import pytest
 
 from finrag.contexts import ContextBuilder, context_summary, freeze_contexts, thaw_contexts
 from finrag.contracts import Chunk, Evidence, Question, Span
-from finrag.generate import RunSpec, family_specs, generate_answers, shared_backend
+from finrag.generate import RunSpec, family_specs, generate_answers, recording_progress, shared_backend
 from finrag.llm.backends import ExtractiveBackend
 from finrag.llm.cache import CachedLLM, CacheMiss
 
@@ -136,3 +136,17 @@ def test_frozen_contexts_thaw_to_the_same_passages_and_fail_loudly_on_changed_ch
     assert summary["modes"]["oracle"]["mean_evidence_recall"] == 1.0  # both evidence pages, first
     assert summary["modes"]["retrieved"]["mean_evidence_recall"] == 0.0  # company B ranks first
     assert summary["modes"]["retrieved"]["questions"] == 1
+
+
+def test_recording_progress_counts_what_is_cached_without_calling(tmp_path):
+    base = {"temperature": 0.0, "max_tokens": 64, "seed": 0}
+    specs = family_specs("sampled", FAMILIES["sampled"], base)
+    builder = ContextBuilder(CHUNKS, fake_rank, k=3)
+    contexts = {(Q.qid, m): builder.build(Q, m) for m in ("retrieved", "oracle")}
+    llm = CachedLLM(ExtractiveBackend(), tmp_path / "cache", mode="auto", stage="t")
+    before = recording_progress([Q], contexts, llm, specs, base)
+    assert llm.calls == 0 and all(r["recorded"] == 0 and r["calls"] == 1 for r in before.values())
+    generate_answers([Q], contexts, llm, specs[:1], base, progress=False)  # record replicate 0 only
+    after = recording_progress([Q], contexts, llm, specs, base)
+    assert [after[s.run_id]["recorded"] for s in specs] == [1, 0]
+    assert llm.calls == 1

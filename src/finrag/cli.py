@@ -489,6 +489,58 @@ def replay(
 
 
 @app.command()
+def progress(
+    family: Annotated[
+        list[str] | None, typer.Option(help="generation families (default: all in params.yaml)")
+    ] = None,
+    params_file: ParamsOpt = None,
+) -> None:
+    """How many calls of each generation run are recorded in the response cache (no model is loaded or called)."""
+    from finrag.contexts import thaw_contexts
+    from finrag.contracts import Chunk, Context, Question
+    from finrag.generate import family_specs, recording_progress
+    from finrag.io import read_jsonl
+    from finrag.llm.backends import make_backend
+    from finrag.llm.cache import CachedLLM
+
+    with _errors("progress"):
+        p = _params("generate", params_file)
+        names = family or list(p["families"])
+        unknown = [f for f in names if f not in p["families"]]
+        if unknown:
+            _fail(f"progress: unknown family {unknown}; params.yaml has {sorted(p['families'])}")
+        frozen = read_jsonl(
+            _need_file(_from_params(p["contexts"]), "contexts file", "run the contexts stage"), Context
+        )
+        chunker = frozen[0].setup.split("/")[0]
+        chunks = read_jsonl(
+            _need_file(_from_params(p["chunks_dir"]) / f"{chunker}.jsonl", "chunk file"), Chunk
+        )
+        contexts = thaw_contexts(frozen, chunks)
+        questions = [q for q in read_jsonl(_from_params(p["questions"]), Question) if q.available]
+        out: dict = {}
+        cache = None
+        for name in names:
+            fam = p["families"][name]
+            backend = make_backend(
+                fam["backend"], **{**p["backends"].get(fam["backend"], {}), **fam.get("backend_params", {})}
+            )
+            llm = CachedLLM(backend.identity(), _from_params(p["cache_dir"]), mode="replay")
+            if cache is not None:
+                llm.cache = cache  # read the cache once for all families
+            cache = llm.cache
+            runs = recording_progress(
+                questions, contexts, llm, family_specs(name, fam, p["decoding"]), p["decoding"]
+            )
+            out[name] = {
+                "calls": sum(r["calls"] for r in runs.values()),
+                "recorded": sum(r["recorded"] for r in runs.values()),
+                "runs": runs,
+            }
+    _emit(out)
+
+
+@app.command()
 def label(
     answers: Annotated[Path, typer.Option(help="answers JSONL to label")],
     questions: Annotated[Path | None, typer.Option(help="questions JSONL (gold answers shown)")] = None,

@@ -153,3 +153,25 @@ def generation_summary(answers_by_family: Mapping[str, Sequence[Answer]]) -> dic
         )
         families[name] = {"runs": runs, "total": total}
     return {"families": families}
+
+
+def recording_progress(
+    questions: Sequence[Question],
+    contexts: dict[tuple[str, str], list[Passage]],
+    llm: CachedLLM,
+    specs: Sequence[RunSpec],
+    decoding: dict,
+) -> dict[str, dict]:
+    """Per run: how many of its calls are already in the response cache, without calling anything (the same
+    requests `generate_answers` would make), so a long recording can be watched and resumed knowingly."""
+    out = {}
+    for spec in specs:
+        recorded = 0
+        for q in questions:
+            messages, template_id = render(spec.style, q.question, contexts[(q.qid, spec.context_mode)])
+            _, key = llm.request_and_key(
+                messages, {**decoding, **dict(spec.decoding)}, spec.replicate, template_id
+            )
+            recorded += key in llm.cache
+        out[spec.run_id] = {"family": spec.family, "calls": len(questions), "recorded": recorded}
+    return out
