@@ -356,7 +356,8 @@ def test_run_scoring_end_to_end(tmp_path):
     assert [j["judge"] for j in judges] == ["numeric", "llm"]
     assert judges[0]["answers"] == len(answers) and judges[0]["calls"] == 0
     assert judges[0]["claims"] == sum(r["n_claims"] for r in out["records"])
-    assert (judges[1]["answers"], judges[1]["calls"], judges[1]["cache_hits"]) == (5, llm.calls, 0)
+    assert (judges[1]["answers"], judges[1]["calls"]) == (5, llm.calls)
+    assert not {"seconds", "cache_hits", "new_cost_usd"} & set(judges[1])  # differ between record and replay
     assert judges[1]["input_tokens"] == 40 * llm.calls and judges[1]["cost_usd"] == pytest.approx(
         0.01 * llm.calls
     )

@@ -24,6 +24,7 @@ One record per answer (JSON-ready dict):
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -41,6 +42,8 @@ from finrag.scoring.claims import score_answer, split_claims
 from finrag.scoring.declining import false_premise_response, is_refusal, repeats_premise
 from finrag.scoring.grader import grade
 from finrag.stats import DEFAULT_SEED
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "JudgeMeter",
@@ -346,6 +349,11 @@ def _questions_by_id(questions) -> dict[str, Question]:
     return {q.qid: q for q in qs}
 
 
+# What differs between recording and replaying (wall time, cache hits, new spend) is logged, never written to the
+# metrics: a replayed `dvc repro` must write the same bytes.
+_RUN_ONLY = ("seconds", "cache_hits", "new_cost_usd")
+
+
 def _judge_cost(judge, n_answers: int, n_claims: int, seconds: float, meters: list[JudgeMeter]) -> dict:
     row = {
         "judge": getattr(judge, "name", type(judge).__name__),
@@ -365,8 +373,14 @@ def _judge_cost(judge, n_answers: int, n_claims: int, seconds: float, meters: li
             row[k] += v
     row["model_seconds"] = round(row["model_seconds"], 1)
     row["cost_usd"] = round(row["cost_usd"], 6)
-    row["new_cost_usd"] = round(row["new_cost_usd"], 6)
-    return row
+    log.info(
+        "judge %s: %.1f s wall, %d cache hits, $%.6f new spend",
+        row["judge"],
+        row["seconds"],
+        row["cache_hits"],
+        row["new_cost_usd"],
+    )
+    return {k: v for k, v in row.items() if k not in _RUN_ONLY}
 
 
 def run_scoring(
