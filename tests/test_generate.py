@@ -144,9 +144,9 @@ def test_recording_progress_counts_what_is_cached_without_calling(tmp_path):
     builder = ContextBuilder(CHUNKS, fake_rank, k=3)
     contexts = {(Q.qid, m): builder.build(Q, m) for m in ("retrieved", "oracle")}
     llm = CachedLLM(ExtractiveBackend(), tmp_path / "cache", mode="auto", stage="t")
-    before = recording_progress([Q], contexts, llm, specs, base)
+    before = recording_progress([Q], contexts, llm.identity, llm.cache, specs, base)
     assert llm.calls == 0 and all(r["recorded"] == 0 and r["calls"] == 1 for r in before.values())
     generate_answers([Q], contexts, llm, specs[:1], base, progress=False)  # record replicate 0 only
-    after = recording_progress([Q], contexts, llm, specs, base)
+    after = recording_progress([Q], contexts, llm.identity, llm.cache, specs, base)
     assert [after[s.run_id]["recorded"] for s in specs] == [1, 0]
     assert llm.calls == 1

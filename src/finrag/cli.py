@@ -501,7 +501,7 @@ def progress(
     from finrag.generate import family_specs, recording_progress
     from finrag.io import read_jsonl
     from finrag.llm.backends import make_backend
-    from finrag.llm.cache import CachedLLM
+    from finrag.llm.cache import ResponseCache
 
     with _errors("progress"):
         p = _params("generate", params_file)
@@ -518,20 +518,15 @@ def progress(
         )
         contexts = thaw_contexts(frozen, chunks)
         questions = [q for q in read_jsonl(_from_params(p["questions"]), Question) if q.available]
+        cache = ResponseCache(_from_params(p["cache_dir"]))  # read once for every family
         out: dict = {}
-        cache = None
         for name in names:
             fam = p["families"][name]
             backend = make_backend(
                 fam["backend"], **{**p["backends"].get(fam["backend"], {}), **fam.get("backend_params", {})}
             )
-            llm = CachedLLM(backend.identity(), _from_params(p["cache_dir"]), mode="replay")
-            if cache is not None:
-                llm.cache = cache  # read the cache once for all families
-            cache = llm.cache
-            runs = recording_progress(
-                questions, contexts, llm, family_specs(name, fam, p["decoding"]), p["decoding"]
-            )
+            specs = family_specs(name, fam, p["decoding"])
+            runs = recording_progress(questions, contexts, backend.identity(), cache, specs, p["decoding"])
             out[name] = {
                 "calls": sum(r["calls"] for r in runs.values()),
                 "recorded": sum(r["recorded"] for r in runs.values()),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from tqdm import tqdm
 
 from finrag.contracts import Answer, Passage, Question
-from finrag.llm.cache import CachedLLM
+from finrag.llm.cache import CachedLLM, ResponseCache, cache_key, cache_request
 from finrag.llm.prompts import render
 
 log = logging.getLogger(__name__)
@@ -158,20 +158,21 @@ def generation_summary(answers_by_family: Mapping[str, Sequence[Answer]]) -> dic
 def recording_progress(
     questions: Sequence[Question],
     contexts: dict[tuple[str, str], list[Passage]],
-    llm: CachedLLM,
+    identity: dict,
+    cache: ResponseCache,
     specs: Sequence[RunSpec],
     decoding: dict,
 ) -> dict[str, dict]:
     """Per run: how many of its calls are already in the response cache, without calling anything (the same
-    requests `generate_answers` would make), so a long recording can be watched and resumed knowingly."""
+    requests `generate_answers` would make for a backend of this `identity`), so a long recording can be watched
+    and resumed knowingly."""
     out = {}
     for spec in specs:
         recorded = 0
         for q in questions:
             messages, template_id = render(spec.style, q.question, contexts[(q.qid, spec.context_mode)])
-            _, key = llm.request_and_key(
-                messages, {**decoding, **dict(spec.decoding)}, spec.replicate, template_id
-            )
-            recorded += key in llm.cache
+            dec = {**decoding, **dict(spec.decoding)}
+            req = cache_request(identity, messages, dec, replicate=spec.replicate, template_id=template_id)
+            recorded += cache_key(req) in cache
         out[spec.run_id] = {"family": spec.family, "calls": len(questions), "recorded": recorded}
     return out
