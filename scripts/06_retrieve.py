@@ -6,14 +6,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
-
 from _stage import main
 from finrag.config import params
-from finrag.contracts import Chunk, Question
+from finrag.contracts import Question
 from finrag.grid import write_run
 from finrag.io import read_jsonl
-from finrag.retrieval import build_search_context, run_method
+from finrag.retrieval import load_search_context, run_method
 
 
 def run() -> None:
@@ -22,10 +20,8 @@ def run() -> None:
     ap.add_argument("--embedder", required=True)
     args = ap.parse_args()
     p = params("retrieve")
-    chunks = read_jsonl(Path(p["chunks_dir"]) / f"{args.chunker}.jsonl", Chunk)
-    vectors = np.load(Path(p["embeddings_dir"]) / args.chunker / f"{args.embedder}.npy")
     questions = [q for q in read_jsonl(Path(p["questions"]), Question) if q.available]
-    ctx = build_search_context(chunks, vectors, args.embedder, p)
+    ctx = load_search_context(args.chunker, args.embedder, p)
     out_dir = Path(p["out_dir"]) / f"{args.chunker}-{args.embedder}"
     for method in p["methods"]:
         rankings = run_method(ctx, method, questions, p["k"])

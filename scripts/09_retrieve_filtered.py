@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from _stage import main
 from finrag.config import params
-from finrag.contracts import Chunk, Document, Question
+from finrag.contracts import Document, Question
 from finrag.grid import evaluate_grid, read_run, write_run
 from finrag.io import read_json, read_jsonl, write_json
 from finrag.provenance import provenance
-from finrag.retrieval import build_search_context, run_method
+from finrag.retrieval import load_search_context, run_method
 
 
 def run() -> None:
@@ -21,11 +19,10 @@ def run() -> None:
     rp = params("retrieve")
     sel = read_json(Path(p["selected"]))
     chunker, embedder, method = sel["chunker"], sel["embedder"], sel["method"]
-    chunks = read_jsonl(Path(rp["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
-    vectors = np.load(Path(rp["embeddings_dir"]) / chunker / f"{embedder}.npy")
     docs = read_jsonl(Path(p["documents"]), Document)
     questions = [q for q in read_jsonl(Path(rp["questions"]), Question) if q.available]
-    ctx = build_search_context(chunks, vectors, embedder, rp, methods=[method])
+    ctx = load_search_context(chunker, embedder, rp, methods=[method])
+    chunks = ctx.chunks
     rankings = run_method(ctx, method, questions, rp["k"], documents=docs)
     write_run(Path(p["run_out"]), rankings)
     scored = [q for q in questions if q.kind in p["score_kinds"]]

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from _stage import main
 from finrag.config import params
 from finrag.contexts import ContextBuilder, context_summary, freeze_contexts, thaw_contexts
-from finrag.contracts import Chunk, Question
+from finrag.contracts import Question
 from finrag.io import read_json, read_jsonl, write_json, write_jsonl
 from finrag.provenance import provenance
-from finrag.retrieval import build_search_context
+from finrag.retrieval import load_search_context
 from finrag.search import search
 
 
@@ -23,9 +21,8 @@ def run() -> None:
     rp = params("retrieve")
     sel = read_json(Path(p["selected"]))
     chunker, embedder, method = sel["chunker"], sel["embedder"], sel["method"]
-    chunks = read_jsonl(Path(rp["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
-    vectors = np.load(Path(rp["embeddings_dir"]) / chunker / f"{embedder}.npy") if method != "bm25" else None
-    ctx = build_search_context(chunks, vectors, embedder, rp, methods=[method])
+    ctx = load_search_context(chunker, embedder, rp, methods=[method])
+    chunks = ctx.chunks
     builder = ContextBuilder(chunks, lambda text, k, allowed: search(ctx, method, text, k, allowed), k=p["k"])
     questions = [q for q in read_jsonl(Path(p["questions"]), Question) if q.available]
     setup = f"{chunker}/{embedder}/{method}"

@@ -59,6 +59,19 @@ def build_search_context(
     )
 
 
+def load_search_context(
+    chunker: str, embedder: str, p: Mapping, methods: Sequence[str] | None = None
+) -> SearchContext:
+    """A setup's chunks and (unless every method is BM25) vectors from the `retrieve` stage's files, ready to search."""
+    from finrag.io import read_jsonl
+
+    methods = list(methods or p["methods"])
+    chunks = read_jsonl(Path(p["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
+    dense = any(m != "bm25" for m in methods)
+    vectors = np.load(Path(p["embeddings_dir"]) / chunker / f"{embedder}.npy") if dense else None
+    return build_search_context(chunks, vectors, embedder, p, methods=methods)
+
+
 def run_method(
     ctx: SearchContext,
     method: str,
