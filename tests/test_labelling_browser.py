@@ -101,7 +101,7 @@ def server(tmp_path):
 
 def test_label_two_claims_in_the_browser(browser, server, tmp_path):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
     browser.get(server.url)
@@ -129,7 +129,15 @@ def test_label_two_claims_in_the_browser(browser, server, tmp_path):
 
     # after saving, the page loads the next open answer (here every answer is done, so the same one again,
     # with the labeller's own choices filled in by the server)
-    WebDriverWait(browser, 10).until(ec.staleness_of(save))
+    # Wait for the new page's own text rather than for the old button to go stale: Chrome can answer a
+    # query about a node of the page being replaced with an "unknown error" instead of a stale-element
+    # error (it failed CI once), so any WebDriver error while the page changes means "not yet".
+    def reloaded(driver) -> bool:
+        progress = driver.find_element(By.ID, "progress").text
+        ready = driver.execute_script("return document.readyState") == "complete"
+        return ready and "1 of 1 answers labelled" in progress
+
+    WebDriverWait(browser, 10, ignored_exceptions=(WebDriverException,)).until(reloaded)
     assert "1 of 1 answers labelled (2 of 2 claims)" in browser.find_element(By.ID, "progress").text
     assert "Every answer is labelled" in browser.page_source
     assert browser.find_element(By.ID, "v-2-contradicted").is_selected()
