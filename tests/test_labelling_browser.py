@@ -100,8 +100,8 @@ def server(tmp_path):
 
 
 def test_label_two_claims_in_the_browser(browser, server, tmp_path):
-    from selenium.webdriver.common.by import By
     from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     browser.get(server.url)
