@@ -14,8 +14,8 @@ from pathlib import Path
 
 from _stage import main
 from finrag.config import params
-from finrag.contexts import thaw_contexts
-from finrag.contracts import Chunk, Context, Question
+from finrag.contexts import load_frozen_contexts
+from finrag.contracts import Question
 from finrag.generate import family_specs, generate_answers, run_stats, shared_backend
 from finrag.io import read_jsonl, write_json, write_jsonl
 from finrag.llm.backends import make_backend
@@ -37,13 +37,10 @@ def run() -> None:
         )
     fams = {name: p["families"][name] for name in args.family}
     backend_name, overrides = shared_backend(fams)
-    frozen = read_jsonl(Path(p["contexts"]), Context)
-    setups = sorted({c.setup for c in frozen})
-    if len(setups) != 1:
-        raise SystemExit(f"{p['contexts']} mixes search setups {setups}: re-run the contexts stage")
-    chunker = setups[0].split("/")[0]
-    chunks = read_jsonl(Path(p["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
-    contexts = thaw_contexts(frozen, chunks)
+    try:
+        setup, contexts = load_frozen_contexts(Path(p["contexts"]), Path(p["chunks_dir"]))
+    except (ValueError, FileNotFoundError) as exc:
+        raise SystemExit(str(exc)) from None
     questions = [q for q in read_jsonl(Path(p["questions"]), Question) if q.available]
     modes = sorted({mode for fam in fams.values() for mode in fam["contexts"]})
     absent = [(q.qid, m) for q in questions for m in modes if (q.qid, m) not in contexts]
@@ -56,7 +53,7 @@ def run() -> None:
     mode = os.environ.get("FINRAG_LLM_MODE", p["cache_mode"])
     label = "+".join(args.family)
     llm = CachedLLM(backend, p["cache_dir"], mode=mode, stage=f"generate_{label}")
-    with stage_run(f"11_generate_{label}", {**fams, "setup": setups[0]}) as tracker:
+    with stage_run(f"11_generate_{label}", {**fams, "setup": setup}) as tracker:
         answers = generate_answers(questions, contexts, llm, specs, p["decoding"])
         tracker.metrics(llm.stats())
     for name in args.family:

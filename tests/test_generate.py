@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from finrag.contexts import ContextBuilder, context_summary, freeze_contexts, thaw_contexts
+from finrag.contexts import (
+    ContextBuilder,
+    context_summary,
+    freeze_contexts,
+    load_frozen_contexts,
+    thaw_contexts,
+)
 from finrag.contracts import Chunk, Evidence, Question, Span
 from finrag.generate import RunSpec, family_specs, generate_answers, recording_progress, shared_backend
+from finrag.io import write_jsonl
 from finrag.llm.backends import ExtractiveBackend
 from finrag.llm.cache import CachedLLM, CacheMiss
 
@@ -136,6 +143,22 @@ def test_frozen_contexts_thaw_to_the_same_passages_and_fail_loudly_on_changed_ch
     assert summary["modes"]["oracle"]["mean_evidence_recall"] == 1.0  # both evidence pages, first
     assert summary["modes"]["retrieved"]["mean_evidence_recall"] == 0.0  # company B ranks first
     assert summary["modes"]["retrieved"]["questions"] == 1
+
+
+def test_frozen_contexts_load_from_their_files_with_the_setups_chunker(tmp_path):
+    builder = ContextBuilder(CHUNKS, fake_rank, k=3)
+    frozen = freeze_contexts([Q], ["retrieved"], builder, "structure/minilm/dense", progress=False)
+    write_jsonl(tmp_path / "contexts.jsonl", frozen)
+    with pytest.raises(FileNotFoundError, match="structure.jsonl"):
+        load_frozen_contexts(tmp_path / "contexts.jsonl", tmp_path / "chunks")
+    write_jsonl(tmp_path / "chunks" / "structure.jsonl", CHUNKS)
+    setup, contexts = load_frozen_contexts(tmp_path / "contexts.jsonl", tmp_path / "chunks")
+    assert setup == "structure/minilm/dense"
+    assert contexts == {("q1", "retrieved"): builder.build(Q, "retrieved")}
+    other = freeze_contexts([Q], ["oracle"], builder, "page/mpnet/dense", progress=False)
+    write_jsonl(tmp_path / "contexts.jsonl", [*frozen, *other])
+    with pytest.raises(ValueError, match="mixes search setups"):
+        load_frozen_contexts(tmp_path / "contexts.jsonl", tmp_path / "chunks")
 
 
 def test_recording_progress_counts_what_is_cached_without_calling(tmp_path):

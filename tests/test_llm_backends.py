@@ -254,6 +254,8 @@ def test_llamacpp_identity_needs_no_model_and_missing_library_is_one_line(tmp_pa
         "model": "qwen2.5-coder-0.5b-instruct-q4_k_m",
         "model_revision_or_weights_sha256": local_model.PACKAGED_SHA256,
     }
+    # speed settings stay out of the cache key: calls recorded with them replay without them
+    assert LlamaCppBackend(n_threads=1, n_batch=64, flash_attn=True).identity() == ident
     gguf = tmp_path / "tiny.gguf"
     gguf.write_bytes(b"GGUF-not-really")
     assert (

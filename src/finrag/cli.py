@@ -496,8 +496,8 @@ def progress(
     params_file: ParamsOpt = None,
 ) -> None:
     """How many calls of each generation run are recorded in the response cache (no model is loaded or called)."""
-    from finrag.contexts import thaw_contexts
-    from finrag.contracts import Chunk, Context, Question
+    from finrag.contexts import load_frozen_contexts
+    from finrag.contracts import Question
     from finrag.generate import family_specs, recording_progress
     from finrag.io import read_jsonl
     from finrag.llm.backends import make_backend
@@ -509,14 +509,10 @@ def progress(
         unknown = [f for f in names if f not in p["families"]]
         if unknown:
             _fail(f"progress: unknown family {unknown}; params.yaml has {sorted(p['families'])}")
-        frozen = read_jsonl(
-            _need_file(_from_params(p["contexts"]), "contexts file", "run the contexts stage"), Context
+        _, contexts = load_frozen_contexts(
+            _need_file(_from_params(p["contexts"]), "contexts file", "run the contexts stage"),
+            _from_params(p["chunks_dir"]),
         )
-        chunker = frozen[0].setup.split("/")[0]
-        chunks = read_jsonl(
-            _need_file(_from_params(p["chunks_dir"]) / f"{chunker}.jsonl", "chunk file"), Chunk
-        )
-        contexts = thaw_contexts(frozen, chunks)
         questions = [q for q in read_jsonl(_from_params(p["questions"]), Question) if q.available]
         cache = ResponseCache(_from_params(p["cache_dir"]))  # read once for every family
         out: dict = {}

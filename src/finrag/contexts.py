@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from tqdm import tqdm
 
@@ -120,6 +121,26 @@ def thaw_contexts(
             chunks, [(index[cid], s) for cid, s in zip(ctx.chunk_ids, ctx.scores, strict=True)]
         )
     return out
+
+
+def load_frozen_contexts(
+    contexts_file: Path, chunks_dir: Path
+) -> tuple[str, dict[tuple[str, str], list[Passage]]]:
+    """The contexts stage's file, thawed against its chunker's chunk file: (search setup, passages per
+    (qid, mode)). One loader for the generate stage and `finrag progress`, so both ask for the same prompts."""
+    from finrag.io import read_jsonl
+
+    frozen = read_jsonl(contexts_file, Context)
+    setups = sorted({c.setup for c in frozen})
+    if len(setups) != 1:
+        raise ValueError(
+            f"{contexts_file} mixes search setups {setups} (or has none): re-run the contexts stage"
+        )
+    chunker = setups[0].split("/")[0]
+    chunk_file = chunks_dir / f"{chunker}.jsonl"
+    if not chunk_file.is_file():
+        raise FileNotFoundError(f"chunk file not found: {chunk_file} (run the chunk stage)")
+    return setups[0], thaw_contexts(frozen, read_jsonl(chunk_file, Chunk))
 
 
 def context_summary(

@@ -620,6 +620,8 @@ class LlamaCppBackend(Backend):
     orders. The weights are verified (sha256) before loading; the seed is set per call from decoding.
     `extra_bufts` (llama.cpp's AMX / repacked weight buffers) is off by default: a VM that advertises AMX
     without enabling it dies with SIGILL on the AMX path (see local_model.model_params_override).
+    `flash_attn` cut prompt evaluation by ~13% on a 2k-token prompt here; like `n_threads` it is a speed setting,
+    kept out of the cache key, so it is switched on per family before recording starts, never in the middle.
     """
 
     name = "llamacpp"
@@ -636,6 +638,7 @@ class LlamaCppBackend(Backend):
         ram_cache_mb: int = 0,
         chat_format: str | None = None,
         extra_bufts: bool = False,
+        flash_attn: bool = False,
         verbose: bool = False,
     ):
         from finrag.llm import local_model
@@ -651,6 +654,7 @@ class LlamaCppBackend(Backend):
         self.ram_cache_mb = int(ram_cache_mb)
         self.chat_format = chat_format
         self.extra_bufts = bool(extra_bufts)
+        self.flash_attn = bool(flash_attn)
         self.verbose = verbose
         self._llm = None
 
@@ -682,6 +686,7 @@ class LlamaCppBackend(Backend):
                 n_threads=self.n_threads,
                 n_threads_batch=self.n_threads,
                 n_batch=self.n_batch,
+                flash_attn=self.flash_attn,
                 chat_format=self.chat_format,
                 verbose=self.verbose,
             )
