@@ -13,30 +13,8 @@ from finrag.io import write_json, write_jsonl
 from finrag.provenance import provenance
 from finrag.scoring.evaluate import load_answers, run_scoring
 from finrag.scoring.plots import write_plots
+from finrag.scoring.tables import run_summary
 from finrag.tracking import stage_run
-
-
-def summary(records: list[dict]) -> dict:
-    """Per run id: the shares the README and docs/predictions.yaml quote."""
-    by_run: dict[str, list[dict]] = defaultdict(list)
-    for r in records:
-        by_run[r["run_id"]].append(r)
-    out = {}
-    for run_id, recs in sorted(by_run.items()):
-        main_recs = [r for r in recs if r["kind"] == "financebench"]
-        scored = [r for r in main_recs if r.get("fully_grounded") is not None]
-        should = [r for r in recs if r.get("should_decline")]
-        out[run_id] = {
-            "n": len(main_recs),
-            "correct": sum(bool(r["correct"]) for r in main_recs) / len(main_recs) if main_recs else None,
-            "fully_grounded": sum(bool(r["fully_grounded"]) for r in scored) / len(scored)
-            if scored
-            else None,
-            "declined_when_should": sum(bool(r["declined"]) for r in should) / len(should)
-            if should
-            else None,
-        }
-    return out
 
 
 def run() -> None:
@@ -50,7 +28,7 @@ def run() -> None:
         tracker.metrics({"answers": len(result["records"])})
     scatter = tables.pop("scatter_points")
     write_plots({**tables, "scatter_points": scatter}, Path(p["plots_dir"]))
-    tables["summary"] = summary(result["records"])
+    tables["summary"] = run_summary(result["records"])
     prov = provenance("14_score", p, inputs=files)
     tables["_provenance"] = prov
     write_json(Path(p["metrics_out"]), tables)

@@ -17,6 +17,7 @@ from finrag.scoring.tables import (
     build_tables,
     correlation_table,
     replicate_table,
+    run_summary,
     run_table,
     select_final,
 )
@@ -73,6 +74,16 @@ def test_run_table_uses_first_replicate_with_wilson_intervals(tables):
         ("sim/m1", "oracle", "plain"),
         ("sim/m2", "retrieved", "plain"),
     }
+
+
+def test_run_summary_matches_the_run_table_and_leaves_refusals_out_of_grounding(records, tables):
+    summary = run_summary(records)
+    s = summary["m1-plain-retrieved-r0"]
+    r = _row(tables["runs"], generator="sim/m1", context_mode="retrieved", prompt_style="plain")
+    # fb4 is a refusal: counted for correct (wrong) and declined, not in the grounded base
+    assert (s["n"], s["correct"], s["fully_grounded"]) == (4, 2 / 4, 2 / 3)
+    assert (s["correct"], s["fully_grounded"]) == (r["correct"]["p"], r["fully_grounded"]["p"])
+    assert set(summary) == {r["run_id"] for r in records}
 
 
 def test_a_temperature_zero_run_and_a_sampled_series_are_separate_systems(records):

@@ -418,6 +418,25 @@ def cost_table(records: Sequence[dict], judge_costs: Sequence[dict] | None = Non
     return clean({"generation": runs, "generation_total": total, "judges": list(judge_costs or [])})
 
 
+def run_summary(records: Sequence[dict]) -> dict[str, dict]:
+    """Per run id, the plain shares that docs/predictions.yaml names (eval_main.summary.<run>.<metric>): correct
+    of the FinanceBench questions, fully grounded of those answers that make a claim (a refusal is no evidence of
+    grounding either way, as in the run table), declined of the questions that should be declined."""
+    by_run: dict[str, list[dict]] = defaultdict(list)
+    for r in records:
+        by_run[r["run_id"]].append(r)
+    out = {}
+    for run_id, recs in sorted(by_run.items()):
+        main = [r for r in recs if r["kind"] == "financebench"]
+        out[run_id] = {
+            "n": len(main),
+            "correct": _share(main, "correct"),
+            "fully_grounded": _share(main, "fully_grounded", _scored),
+            "declined_when_should": _share(recs, "declined", lambda r: bool(r.get("should_decline"))),
+        }
+    return out
+
+
 def build_tables(records: Sequence[dict], params: Mapping | None = None, judge_costs=None) -> dict:
     """Every table of the scoring stage (see the module docstring for `params`)."""
     params = dict(params or {})
