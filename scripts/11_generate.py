@@ -28,7 +28,19 @@ def run() -> None:
     ap.add_argument(
         "--family", required=True, nargs="+", help="one family (the DVC stage) or several sharing a backend"
     )
+    ap.add_argument(
+        "--shard",
+        help="I/N: record only (FINRAG_LLM_MODE=auto) the calls of every N-th question from the I-th, on one thread, "
+        "and write no answer file: N processes side by side fill one response cache (appends are locked); a plain "
+        "run then replays them and writes the outputs",
+    )
     args = ap.parse_args()
+    shard = None
+    if args.shard:
+        i, n = (int(x) for x in args.shard.split("/"))
+        if not 0 <= i < n:
+            raise SystemExit(f"--shard {args.shard}: need 0 <= I < N")
+        shard = (i, n)
     p = params("generate")
     unknown = [f for f in args.family if f not in p["families"]]
     if unknown:
@@ -42,6 +54,8 @@ def run() -> None:
     except (ValueError, FileNotFoundError) as exc:
         raise SystemExit(str(exc)) from None
     questions = [q for q in read_jsonl(Path(p["questions"]), Question) if q.available]
+    if shard is not None:
+        questions = questions[shard[0] :: shard[1]]
     modes = sorted({mode for fam in fams.values() for mode in fam["contexts"]})
     absent = [(q.qid, m) for q in questions for m in modes if (q.qid, m) not in contexts]
     if absent:
@@ -49,13 +63,27 @@ def run() -> None:
             f"{len(absent)} question/mode pairs have no frozen context (first {absent[0]}): re-run contexts"
         )
     specs = [spec for name, fam in fams.items() for spec in family_specs(name, fam, p["decoding"])]
-    backend = make_backend(backend_name, **{**p["backends"].get(backend_name, {}), **overrides})
+    settings = {**p["backends"].get(backend_name, {}), **overrides}
+    if shard is not None and "n_threads" in settings:
+        settings["n_threads"] = (
+            1  # a speed setting, not in the cache key: N one-thread processes share the cores
+        )
+    backend = make_backend(backend_name, **settings)
     mode = os.environ.get("FINRAG_LLM_MODE", p["cache_mode"])
+    if shard is not None and mode == "replay":
+        raise SystemExit(
+            "--shard records calls: set FINRAG_LLM_MODE=auto (a replay writes outputs unsharded)"
+        )
     label = "+".join(args.family)
     llm = CachedLLM(backend, p["cache_dir"], mode=mode, stage=f"generate_{label}")
     with stage_run(f"11_generate_{label}", {**fams, "setup": setup}) as tracker:
         answers = generate_answers(questions, contexts, llm, specs, p["decoding"])
         tracker.metrics(llm.stats())
+    if shard is not None:
+        print(
+            f"shard {shard[0]}/{shard[1]}: {llm.stats()}; no answer file written (run the stage to write them)"
+        )
+        return
     for name in args.family:
         stats = {}
         for spec in (s for s in specs if s.family == name):
