@@ -13,7 +13,14 @@ from finrag.contexts import (
     thaw_contexts,
 )
 from finrag.contracts import Chunk, Evidence, Question, Span
-from finrag.generate import RunSpec, family_specs, generate_answers, recording_progress, shared_backend
+from finrag.generate import (
+    RunSpec,
+    family_specs,
+    generate_answers,
+    recording_progress,
+    seconds_left,
+    shared_backend,
+)
 from finrag.io import write_jsonl
 from finrag.llm.backends import ExtractiveBackend
 from finrag.llm.cache import CachedLLM, CacheMiss
@@ -173,3 +180,11 @@ def test_recording_progress_counts_what_is_cached_without_calling(tmp_path):
     after = recording_progress([Q], contexts, llm.identity, llm.cache, specs, base)
     assert [after[s.run_id]["recorded"] for s in specs] == [1, 0]
     assert llm.calls == 1
+    (entry,) = llm.cache.entries.values()
+    assert after[specs[0].run_id]["model_seconds"] == round(entry["latency_s"], 1)
+    assert seconds_left(before) is None  # nothing recorded: no rate to go by
+    runs = {
+        "a": {"calls": 4, "recorded": 2, "model_seconds": 10.0},
+        "b": {"calls": 4, "recorded": 0, "model_seconds": 0},
+    }
+    assert seconds_left(runs) == 30.0  # 5 s per recorded call x 6 missing

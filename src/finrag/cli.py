@@ -498,7 +498,7 @@ def progress(
     """How many calls of each generation run are recorded in the response cache (no model is loaded or called)."""
     from finrag.contexts import load_frozen_contexts
     from finrag.contracts import Question
-    from finrag.generate import family_specs, recording_progress
+    from finrag.generate import family_specs, recording_progress, seconds_left
     from finrag.io import read_jsonl
     from finrag.llm.backends import make_backend
     from finrag.llm.cache import ResponseCache
@@ -526,6 +526,8 @@ def progress(
             out[name] = {
                 "calls": sum(r["calls"] for r in runs.values()),
                 "recorded": sum(r["recorded"] for r in runs.values()),
+                "model_seconds": round(sum(r["model_seconds"] for r in runs.values()), 1),
+                "estimated_model_seconds_left": seconds_left(runs),
                 "runs": runs,
             }
     _emit(out)

@@ -165,14 +165,32 @@ def recording_progress(
 ) -> dict[str, dict]:
     """Per run: how many of its calls are already in the response cache, without calling anything (the same
     requests `generate_answers` would make for a backend of this `identity`), so a long recording can be watched
-    and resumed knowingly."""
+    and resumed knowingly. `model_seconds` sums the recorded calls' latencies (for an estimate of what is left)."""
     out = {}
     for spec in specs:
-        recorded = 0
+        recorded, seconds = 0, 0.0
         for q in questions:
             messages, template_id = render(spec.style, q.question, contexts[(q.qid, spec.context_mode)])
             dec = {**decoding, **dict(spec.decoding)}
             req = cache_request(identity, messages, dec, replicate=spec.replicate, template_id=template_id)
-            recorded += cache_key(req) in cache
-        out[spec.run_id] = {"family": spec.family, "calls": len(questions), "recorded": recorded}
+            entry = cache.get(cache_key(req))
+            if entry is not None:
+                recorded += 1
+                seconds += float(entry.get("latency_s") or 0.0)
+        out[spec.run_id] = {
+            "family": spec.family,
+            "calls": len(questions),
+            "recorded": recorded,
+            "model_seconds": round(seconds, 1),
+        }
     return out
+
+
+def seconds_left(runs: Mapping[str, Mapping]) -> float | None:
+    """Model seconds the missing calls of these runs would take at the mean latency of the recorded ones (None
+    before the first call): an estimate for one process; N shards divide the wall time by about N."""
+    recorded = sum(r["recorded"] for r in runs.values())
+    if not recorded:
+        return None
+    missing = sum(r["calls"] - r["recorded"] for r in runs.values())
+    return round(sum(r["model_seconds"] for r in runs.values()) / recorded * missing, 1)
