@@ -314,6 +314,58 @@ CASES = [
         "incorrect",
         False,
     ),
+    # --- golds with nothing but a yes/no or a year (nothing to compare must never read as full recall)
+    (
+        "bare-yes-answer-takes-no-side",
+        "Yes.",
+        "Apple sells iPhones.",
+        "Is 3M capital-intensive?",
+        "incorrect",
+        False,
+    ),
+    ("empty-gold", "", "Revenue was $5 billion.", "What was revenue?", "incorrect", False),
+    (
+        "none-gold-none-answer",
+        "There are none",
+        "Ulta Beauty does not have any debt securities registered on an exchange.",
+        "Which debt securities are registered to trade under Ulta Beauty's name?",
+        "correct",
+        False,
+    ),
+    (
+        "none-gold-listing-answer",
+        "There are none",
+        "The 2.000% Notes due 2027 and the 3.050% Notes due 2029 are registered.",
+        "Which debt securities are registered to trade under Ulta Beauty's name?",
+        "incorrect",
+        False,
+    ),
+    ("year-gold-stated", "2018", "The plan was adopted in 2018.", "In which year?", "correct", False),
+    ("year-gold-missed", "2018", "The plan was adopted in 2019.", "In which year?", "incorrect", False),
+    # --- basis points: the last digit of "20 bps" is 0.01 percent, not 0.5 points
+    ("bps-off-by-40", "20 bps", "The margin improved by 60 bps.", "", "incorrect", False),
+    ("bps-vs-percent-off", "20 bps", "The margin improved by 0.6%.", "", "incorrect", False),
+    ("bps-vs-percent-equal", "20 bps", "The margin improved by 0.2%.", "", "correct", False),
+    # --- a bare decimal for a percent gold: its last digit is 0.1 percent for 0.627
+    ("decimal-for-percent-off", "65.4%", "The ratio is 0.627", "", "incorrect", False),
+    ("decimal-for-percent-rounded", "65.4%", "The ratio is 0.65", "", "correct", False),
+    # --- only a change may be matched by the difference of two answer figures
+    (
+        "difference-is-not-a-level",
+        "15%",
+        "The gross margin was 40% and the operating margin was 25%.",
+        "What was the effective tax rate?",
+        "incorrect",
+        False,
+    ),
+    (
+        "difference-for-a-change",
+        "Operating margin fell by 0.9%.",
+        "Operating margin was 19.4% in 2021 and 18.5% in 2022.",
+        "How did operating margin change?",
+        "correct",
+        False,
+    ),
 ]
 
 
@@ -393,6 +445,10 @@ def test_answer_polarity_and_recall_helpers() -> None:
     assert answer_polarity("To determine this, we need the balance sheet.", Q_YN) == (None, False)
     assert content_recall("MGM China", "MGM China had the worst year.", "Which MGM region?") == 1.0
     assert content_recall("MGM China", "Las Vegas had the worst year.", "Which MGM region?") == 0.0
+    assert (
+        content_recall("N/A", "Anything at all.", "Is it?") is None
+    )  # nothing to compare is not full recall
+    assert answer_polarity("Let me check. Therefore, the answer is no.", "Did it grow?") == ("no", True)
 
 
 @pytest.mark.parametrize(
@@ -405,6 +461,12 @@ def test_answer_polarity_and_recall_helpers() -> None:
         ("3M does not have a healthy liquidity profile.", False),
         ("PepsiCo has not reported any material legal battles.", False),
         ("The capex was $1,577 million.", False),
+        (
+            "Revenue was $5.1 billion in 2022. Other details are not provided.",
+            False,
+        ),  # a figure, then a caveat
+        ("Based on the passages provided. The revenue is not stated.", True),  # a preamble, then a refusal
+        ("", True),
     ],
 )
 def test_is_refusal(text: str, expected: bool) -> None:

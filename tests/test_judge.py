@@ -199,6 +199,12 @@ def test_verdict_parsing():
     assert parse_verdict("SUPPORTED - [2] says so") == "supported"
     assert parse_verdict("Verdict: contradicted") == "contradicted"
     assert parse_verdict("unclear") is None
+    assert parse_verdict("The claim is not correct.") == "contradicted"
+    assert parse_verdict("Not true - the passage says 2019.") == "contradicted"
+    assert parse_verdict("This is not contradicted; SUPPORTED") == "supported"  # the label in capitals wins
+    assert parse_verdict("It is not contradicted, but not stated either.") == "unsupported"
+    assert parse_verdict("1. The company has no debt - SUPPORTED") == "supported"  # not the claim's own "no"
+    assert parse_verdict("Verdict: NOT SUPPORTED") == "unsupported"
     got = parse_numbered_verdicts("1. SUPPORTED - a\n2) NOT SUPPORTED - b\n3: Contradicted\n9. SUPPORTED", 3)
     assert got == {1: ("supported", "a"), 2: ("unsupported", "b"), 3: ("contradicted", "")}
 
@@ -253,6 +259,23 @@ def test_claim_splitter_cuts_compound_figures_and_drops_refusals():
     assert claims[0].figures == ["$6.5 billion"] and claims[4].figures == []
     assert split_claims("I cannot answer this from the provided passages.") == []
     assert parse_markers("a [1, 2] b [3-5] [2][7]") == [1, 2, 3, 4, 5, 7]
+
+
+def test_remarks_about_the_passages_are_not_claims_but_claims_that_mention_them_are():
+    remarks = [
+        "The passages do not state the 2019 revenue.",
+        "The provided context does not include information on segment margins.",
+        "There is no information about capex in the provided passages.",
+        "The context lacks the FY2019 figure.",
+    ]
+    claims = [
+        "According to the passages, 3M had no commercial paper outstanding at year end.",
+        "Based on the context, operating income was $5.1 billion, not $6.0 billion.",
+        "In the context of higher rates, net interest income did not fall.",
+        "The passages do not give 2019; revenue was $5.2 billion in 2018.",  # states an amount: a claim
+    ]
+    assert [split_claims(t) for t in remarks] == [[]] * len(remarks)
+    assert [len(split_claims(t)) for t in claims] == [1, 1, 1, 1]
 
 
 def test_score_answer_groundedness_and_refusal(numeric):

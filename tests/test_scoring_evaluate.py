@@ -315,6 +315,13 @@ def test_llm_judge_on_a_stratified_sample():
     )
     assert idx == llm_sample_indices(answers, 1, seed=3)
     assert llm_sample_indices(answers, None) == set(range(len(answers)))
+    # a run's draw does not move when a run is added, and grows without redrawing when the size is raised
+    assert idx <= llm_sample_indices(answers, 2, seed=3)
+    fewer = [a for a in answers if a.run_id != "m1-cot-retrieved"]
+    kept = {(fewer[i].run_id, fewer[i].qid) for i in llm_sample_indices(fewer, 1, seed=3)}
+    assert kept == {
+        (answers[i].run_id, answers[i].qid) for i in idx if answers[i].run_id != "m1-cot-retrieved"
+    }
     llm = FakeLLM()
     qs = {q.qid: q for q in study_questions()}
     recs = score_answers(

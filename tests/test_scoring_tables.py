@@ -16,6 +16,7 @@ from finrag.scoring.plots import PLOT_FILES, write_plots
 from finrag.scoring.tables import (
     build_tables,
     correlation_table,
+    main_series,
     replicate_table,
     run_summary,
     run_table,
@@ -84,6 +85,9 @@ def test_run_summary_matches_the_run_table_and_leaves_refusals_out_of_grounding(
     assert (s["n"], s["correct"], s["fully_grounded"]) == (4, 2 / 4, 2 / 3)
     assert (s["correct"], s["fully_grounded"]) == (r["correct"]["p"], r["fully_grounded"]["p"])
     assert set(summary) == {r["run_id"] for r in records}
+    # un1 (unanswerable) declined; fp1 (false premise) used the premise: declined of the unanswerable only,
+    # withheld of both kinds
+    assert (s["declined_when_should"], s["withheld_when_should"]) == (1.0, 0.5)
 
 
 def test_a_temperature_zero_run_and_a_sampled_series_are_separate_systems(records):
@@ -105,6 +109,21 @@ def test_a_temperature_zero_run_and_a_sampled_series_are_separate_systems(record
         ("retrieved", "m1-plain-retrieved"): (["m1-plain-retrieved"], 4),
         ("retrieved", "m1-plain-retrieved-r*"): (["m1-plain-retrieved-r0"], 4),
     }
+
+
+def test_pooled_tables_count_a_question_once_per_style_when_a_sampled_series_exists(records, tables):
+    # a temperature-0 run of the same prompt beside the sampled series: the pooled tables keep the former only
+    extra = [
+        {**r, "run_id": "m1-plain-retrieved", "series": series_of("m1-plain-retrieved")}
+        for r in records
+        if r["run_id"] == "m1-plain-retrieved-r0"
+    ]
+    both = build_tables([*records, *extra], PARAMS)
+    for name in ("two_by_two", "trick"):
+        assert [r["n"] for r in both[name]] == [r["n"] for r in tables[name]], name
+    assert [r["n"] for r in both["correlation"]] == [r["n"] for r in tables["correlation"]]
+    kept = {r["run_id"] for r in main_series([*records, *extra]) if r["prompt_style"] == "plain"}
+    assert "m1-plain-retrieved" in kept and "m1-plain-retrieved-r0" not in kept
 
 
 def test_two_by_two(tables):
@@ -158,9 +177,10 @@ def test_correlation_spearman_with_question_bootstrap(records, tables):
     x, y = [1, 0, 1, 1, 1, 1], [1, 0, 1, 0, 1, 1]
     assert (c["n"], c["n_questions"]) == (6, 4)
     assert c["spearman_rho"] == pytest.approx(spearmanr(x, y).statistic)
-    assert c["p_value"] == pytest.approx(spearmanr(x, y).pvalue)
     lo, hi = c["ci"]
     assert -1 <= lo <= c["spearman_rho"] <= hi <= 1
+    # the p-value comes from the same question-level resamples, so it agrees with the interval
+    assert 0 <= c["p_value"] <= 1 and (c["p_value"] <= 0.05 if lo > 0 else c["p_value"] > 0.05)
     again = correlation_table(records, n_resamples=300, seed=11)
     assert _row(again, generator="sim/m1")["ci"] == c["ci"]
     m2 = _row(tables["correlation"], generator="sim/m2")  # x constant: rho undefined, reported as None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -53,3 +55,8 @@ def test_eta_squared_sums_to_one_with_residual():
     shares = stats.eta_squared(df, "y", ["f", "g"])
     assert shares["f"] > 0.6
     assert sum(shares.values()) == pytest.approx(1.0, abs=0.02)
+
+
+def test_kappa_is_nan_not_an_error_when_no_item_uses_the_labels():
+    out = stats.kappa_bootstrap(["x", "y", "x"], ["y", "x", "x"], labels=["a", "b"])
+    assert math.isnan(out["kappa"]) and all(math.isnan(v) for v in out["ci"]) and out["n"] == 3

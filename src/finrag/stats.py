@@ -54,8 +54,8 @@ def mean_ci(values: Sequence[float], n_resamples: int = 2000, seed: int = DEFAUL
 def kappa(a: Sequence, b: Sequence, labels: Sequence | None = None) -> float:
     """Cohen's kappa (scikit-learn). Returns nan when undefined (one rater constant and identical)."""
     a, b = list(a), list(b)
-    if not a:
-        return float("nan")
+    if not a or (labels is not None and not set(labels) & (set(a) | set(b))):
+        return float("nan")  # no item, or none uses the given labels
     with np.errstate(divide="ignore", invalid="ignore"):
         k = cohen_kappa_score(a, b, labels=labels)
     return float(k)
@@ -92,6 +92,8 @@ def kappa_bootstrap(
     vocab = list(labels) if labels is not None else sorted(set(a_list) | set(b_list), key=str)
     code = {v: i for i, v in enumerate(vocab)}
     keep = [i for i in range(n) if a_list[i] in code and b_list[i] in code]
+    if len(keep) < 2:  # no pair (or one) uses the given labels: nothing to resample
+        return {"kappa": point, "ci": [float("nan"), float("nan")], "n": n}
     ac = np.array([code[a_list[i]] for i in keep])
     bc = np.array([code[b_list[i]] for i in keep])
     rng = np.random.default_rng(seed)

@@ -138,11 +138,14 @@ _REFUSAL = re.compile(
     r"|\b(?:not enough|insufficient)\s+information\b",
     re.IGNORECASE,
 )
-# "the passages do not state ...": a remark about the context, not a claim about the company
+# "the passages do not state ...", "there is no mention of X in the passages": a remark about the context, not a
+# claim about the company. The negation must bear on the passages: "Based on the context, income was $5.1 billion,
+# not $6.0 billion" and "According to the passages, 3M had no commercial paper" are claims.
 _ABOUT_CONTEXT = re.compile(
-    r"\b(?:passages?|context|excerpts?|provided\s+(?:documents?|text|information)|sources?\s+provided)\b"
-    r".*\b(?:not|no|nor|neither|none)\b"
-    r"|\b(?:no|not)\b.*\b(?:in|from)\s+the\s+(?:provided\s+)?(?:passages?|context|excerpts?)\b",
+    r"\b(?:passages?|context|excerpts?|provided\s+(?:documents?|text|information)|sources?\s+provided)\s+"
+    r"(?:\w+\s+){0,3}?(?:do(?:es)?\s+not|don['’]t|doesn['’]t|did\s+not|didn['’]t|is\s+not|isn['’]t|are\s+not"
+    r"|aren['’]t|lacks?|(?:contains?|has|have|gives?|provides?|makes?|mentions?|offers?)\s+no)\b"
+    r"|\b(?:no|not)\b[^.;]{0,80}\b(?:in|from|by)\s+the\s+(?:provided\s+|given\s+)?(?:passages?|context|excerpts?)\b",
     re.IGNORECASE,
 )
 _SPLIT_VERBS = (
@@ -155,8 +158,11 @@ _AND_SPLIT = re.compile(
 
 
 def is_meta_sentence(sentence: str) -> bool:
-    """True for refusals and statements about the passages rather than the company (not claims)."""
-    return bool(_REFUSAL.search(sentence) or _ABOUT_CONTEXT.search(sentence))
+    """True for refusals and statements about the passages rather than the company (not claims); a sentence that
+    states an amount is a claim whatever else it says ("not stated for 2019; 2018 revenue was $5 billion")."""
+    if not (_REFUSAL.search(sentence) or _ABOUT_CONTEXT.search(sentence)):
+        return False
+    return not _has_amount(sentence)
 
 
 _LABEL = re.compile(r"^\W*(?:final\s+)?(?:answer|reasoning|sources?|references?)\s*:\**\s*", re.IGNORECASE)

@@ -100,8 +100,15 @@ def refusal_cue(text: str, n_sentences: int = 2) -> str | None:
 
 
 def is_refusal(text: str) -> bool:
-    """True when the answer opens by declining: says the information is absent or the question unanswerable."""
-    return refusal_cue(text) is not None
+    """True when the answer opens by declining: says the information is absent or the question unanswerable, in
+    its first sentence, or in its second after a first that states no amount ("Based on the passages provided.
+    The revenue is not stated."). A figure first and a caveat after is an answer."""
+    if refusal_cue(text, n_sentences=1) is not None:
+        return True
+    sentences = [x for x in _SENT_SPLIT.split(str(text or "").strip()) if x.strip()]
+    if len(sentences) < 2 or refusal_cue(sentences[1], n_sentences=1) is None:
+        return False
+    return not any(not f.is_year for f in extract_figures(sentences[0]))
 
 
 def false_premise_response(

@@ -36,7 +36,7 @@ from finrag.contracts import Answer, Chunk, Passage, Question
 from finrag.io import read_jsonl
 from finrag.llm.prompts import extract_answer, is_decline
 from finrag.retrieval_eval import evidence_pages, question_metrics
-from finrag.sampling import stratified_sample
+from finrag.sampling import per_stratum_sample
 from finrag.scoring.citations import score_answer_citations
 from finrag.scoring.claims import score_answer, split_claims
 from finrag.scoring.declining import false_premise_response, is_refusal, repeats_premise
@@ -219,11 +219,12 @@ def score_answer_record(
 
 
 def llm_sample_indices(answers: Sequence[Answer], per_run: int | None, seed: int = DEFAULT_SEED) -> set[int]:
-    """Indices of the answers the LLM judge scores: up to `per_run` per run_id (None = all), fixed seed."""
+    """Indices of the answers the LLM judge scores: up to `per_run` per run_id (None = all), fixed seed; a run's
+    sample stays the same when other runs are added and grows without redrawing when `per_run` is raised."""
     idx = list(range(len(answers)))
     if per_run is None:
         return set(idx)
-    return set(stratified_sample(idx, key=lambda i: answers[i].run_id, per_stratum=int(per_run), seed=seed))
+    return set(per_stratum_sample(idx, key=lambda i: answers[i].run_id, per_stratum=int(per_run), seed=seed))
 
 
 def score_answers(

@@ -17,8 +17,9 @@ Rules (each is a documented choice, validated against FinanceBench's human label
 * **Extra answer figures are allowed** (answers show their working); years and figures quoted from the question
   are not answer figures (they cannot match a gold figure the question does not already contain). Two limits:
   for a single-figure gold, when the answer's closing sentence states a figure of the same kind, the gold must
-  be matched there (a right intermediate cannot rescue a wrong conclusion); and a gold *change* may be matched
-  by the difference of two nearby answer figures (the levels it is computed from).
+  be matched there (a right intermediate cannot rescue a wrong conclusion); and a gold *change* (the gold or the
+  question speaks of an increase, decline, difference ...) may be matched by the difference of two nearby answer
+  figures (the levels it is computed from); any other gold may not.
 * **Which gold figures count**: those of the gold's first sentence (later sentences explain it). A gold whose
   first sentence is essentially its figures (at most one content word beyond the question) is *numeric*: all
   its figures must match. Otherwise the words decide (below); matching all the figures lowers the bar.
@@ -135,15 +136,14 @@ def match_figure(g: Figure, a: Figure, tol: float = REL_TOL) -> Literal["match",
     ak, av = _kind(a)
     g_dec = _sig_decimals(g)
     a_dec = a.decimals
-    g_scale = g.scale if gk == "num" else 1.0
+    g_scale = g.scale if gk == "num" else (0.01 if g.is_bps else 1.0)  # a basis point is 0.01 percent
     cands: list[tuple[float, float]] = []  # (answer value, scale of its last digit)
     if gk == ak:
-        cands.append((av, a.scale if ak == "num" else 1.0))
+        cands.append((av, a.scale if ak == "num" else (0.01 if a.is_bps else 1.0)))
         if ak == "num" and not a.scale_explicit and a.scale != 1.0:
             cands.append((a.value / a.scale, 1.0))  # a default scale ("in thousands") may not apply to it
     elif gk == "pct" and ak == "num" and a.currency is None and not a.scale_explicit:
-        cands.append((a.value / a.scale * 100.0, 100.0))  # 0.654 for 65.4%
-        a_dec = max(0, a.decimals - 2)
+        cands.append((a.value / a.scale * 100.0, 100.0))  # 0.654 for 65.4%: its last digit is 0.1 percent
     elif gk == "num" and ak == "pct" and g.currency is None and g.scale == 1.0 and not a.is_bps:
         cands.append((av / 100.0, 0.01))  # 1.03% for a gold ratio of 0.01
         a_dec = a.decimals
@@ -207,13 +207,14 @@ def _content(text: str, lang: str = "en") -> set[str]:
     return {s for s, _ in _tokens(text, lang)}
 
 
-def content_recall(gold: str, answer: str, question: str = "", lang: str = "en") -> float:
+def content_recall(gold: str, answer: str, question: str = "", lang: str = "en") -> float | None:
     """Weighted share of the gold's content words (stemmed; not stop words, not words of the question) found in
     the answer; names (capitalised mid-sentence, acronyms) weigh twice, because they carry the answer.
 
     When the gold adds fewer than two words to the question (a choice question: "which of operations, investing,
     financing ..." -> "Operations"), all its words count, but they must appear in the answer's opening sentences,
-    where the answer states its choice.
+    where the answer states its choice. A gold with no content word at all ("Yes.", "N/A") gives None: there is
+    nothing to compare, which must not read as full recall.
     """
     weights: dict[str, float] = {}
     for st, is_name in _tokens(gold, lang):
@@ -225,7 +226,7 @@ def content_recall(gold: str, answer: str, question: str = "", lang: str = "en")
     elif weights:
         target, pool = weights, _content(" ".join(_SENT.split(answer.strip())[:2]), lang)
     else:
-        return 1.0
+        return None
     return sum(v for w, v in target.items() if w in pool) / sum(target.values())
 
 
@@ -284,6 +285,9 @@ _PREAMBLE = re.compile(
     r"|[\w\s'’]{0,40}\bis\s+(?:calculated|defined|a\s+measure))",
     re.IGNORECASE,
 )
+_ANSWER_IS = re.compile(
+    r"\banswer\s+is\s*:?\s*\**\s*(yes|no)\b(?!\s+(?:doubt|longer|more|less))", re.IGNORECASE
+)
 _EXPLICIT = re.compile(
     r"(?:^|[,:;]\s*|\banswer\s+is\s+)(yes|no)\b(?!\s+(?:doubt|longer|more|less))", re.IGNORECASE
 )
@@ -312,6 +316,9 @@ def answer_polarity(answer: str, question: str = "") -> tuple[str | None, bool]:
         return "yes", True
     if _NO_START.match(a):
         return "no", True
+    stated = _ANSWER_IS.findall(a)
+    if stated:  # "... Therefore, the answer is yes.": the model's own verdict, wherever it stands
+        return ("yes" if stated[-1].lower() == "yes" else "no"), True
     sentences = [x.strip() for x in _SENT.split(a) if x.strip()]
     if not sentences:
         return None, False
@@ -387,8 +394,25 @@ def _same_kind(g: Figure, a: Figure) -> bool:
     return (g.currency is None) == (a.currency is None) and not a.is_year
 
 
+_NONE_GOLD = re.compile(
+    r"^\W*(?:there\s+(?:are|is|were|was)\s+)?(?:none|nothing|no\s+such\s+\w+|ninguno|nada)\W*$", re.I
+)
+_NONE_ANSWER = re.compile(
+    r"\bnone\b|\bnothing\b|\b(?:there\s+(?:are|is|were|was)|has|have|had|with)\s+no\b|\bno\s+(?:\w+\s+){0,3}"
+    r"(?:are|is|were|was)\s+(?:registered|listed|reported|outstanding|disclosed)\b"
+    r"|\b(?:does|do|did)\s+not\s+(?:\w+\s+)?have\s+any\b|\bnot\s+have\s+any\b",
+    re.IGNORECASE,
+)
+_CHANGE = re.compile(
+    r"\b(?:increas|decreas|chang|differen|grew|grow|fell|fall|declin|rose|rise|risen|drop|improv|expan|contract"
+    r"|shr[iu]nk|gain|lost|loss|yoy|year[- ]over[- ]year|y/y|vs\b|versus|compared|higher|lower|up\b|down\b"
+    r"|aument|disminu|creci|ca[íi]d|variaci)\w*",
+    re.IGNORECASE,
+)
+
+
 def _match_all(
-    gfigs: list[Figure], afigs: list[Figure], tol: float
+    gfigs: list[Figure], afigs: list[Figure], tol: float, derived: bool = False
 ) -> tuple[list[tuple[Figure, Figure]], list[Figure], bool]:
     matched, unmatched, mismatch = [], [], False
     for g in gfigs:
@@ -399,7 +423,7 @@ def _match_all(
                 hit = a
                 break
             mismatch = mismatch or r == "unit_mismatch"
-        if hit is None:
+        if hit is None and derived:
             hit = _derived_match(g, afigs, tol)
         if hit is not None:
             matched.append((g, hit))
@@ -465,7 +489,10 @@ def grade(
     gold_in_q = any(_in_question(g, qfigs) for g in gfigs)
     afigs = [f for f in a_all if not f.is_year and (gold_in_q or not _in_question(f, qfigs))]
     a_pol, hard = answer_polarity(answer, question) if g_pol else (None, False)
-    matched, unmatched, mismatch = _match_all(gfigs, afigs, tol)
+    change = bool(
+        _CHANGE.search(gold) or _CHANGE.search(question)
+    )  # only a change may be two levels' difference
+    matched, unmatched, mismatch = _match_all(gfigs, afigs, tol, derived=change)
     res = GradeResult(
         verdict="incorrect",
         method="numeric" if gfigs else "text",
@@ -509,7 +536,7 @@ def grade(
     if gfigs and numeric_gold:
         final = _conclusion_figures(answer, afigs) if len(gfigs) == 1 else []
         if not unmatched and final:
-            f_matched, f_unmatched, _ = _match_all(gfigs, final, tol)
+            f_matched, f_unmatched, _ = _match_all(gfigs, final, tol, derived=change)
             if f_unmatched and any(_same_kind(g, a) for g in f_unmatched for a in final):
                 res.detail = (
                     f"gold figure(s) {[g.raw for g in f_unmatched]} appear only in the working; the conclusion "
@@ -530,7 +557,25 @@ def grade(
 
     # 4. words decide; when the headline also has figures, matching them all lowers the bar for the words
     rec = content_recall(re.sub(r"[\d.,%$€()-]+", " ", key), answer, question, lang)
-    res.recall, res.method = rec, "text"
+    res.method = "text"
+    if rec is None:
+        if _NONE_GOLD.match(body):  # "There are none": the answer must say there are none
+            said = bool(_NONE_ANSWER.search(" ".join(_SENT.split(answer.strip())[:3])))
+            res.verdict = "correct" if said else "incorrect"
+            res.detail = f"gold says there are none; the answer {'says so' if said else 'does not'}"
+            return res
+        years = [f for f in extract_figures(body, lang) if f.is_year]
+        if years:  # a year is the answer ("In which year ...?" -> "2018"): the answer must state it
+            hit = all(any(abs(a.value - y.value) < 0.5 for a in a_all) for y in years)
+            res.verdict = "correct" if hit else "incorrect"
+            res.detail = (
+                f"gold year(s) {[y.raw for y in years]} {'stated' if hit else 'not stated'} in the answer"
+            )
+            return res
+        # a bare "Yes." the answer took no side on, or an empty gold: nothing to compare, never full recall
+        res.detail, res.uncertain = "the gold has no words or figures to compare beyond its yes/no", True
+        return _maybe_llm(res, gold, answer, question, llm_grader)
+    res.recall = rec
     if gfigs and not unmatched and rec >= MIXED_RECALL_MIN:
         res.verdict, res.method = "correct", "numeric"
         res.detail = f"all {len(gfigs)} headline figure(s) matched, content recall {rec:.2f}"

@@ -546,10 +546,10 @@ _LLM_SYSTEM = (
 _VERDICT_WORDS = [
     (
         r"not\s+supported|unsupported|partially\s+supported|partly\s+supported|not\s+attributable|insufficient|"
-        r"not\s+enough|cannot\s+be\s+determined|no\b",
+        r"not\s+enough|cannot\s+be\s+determined|not\s+contradict\w*|no\b",
         "unsupported",
     ),
-    (r"contradict\w*|refut\w*|false|incorrect", "contradicted"),
+    (r"contradict\w*|refut\w*|false|incorrect|not\s+(?:true|correct|accurate|right)", "contradicted"),
     (r"supported|attributable|entail\w*|true|correct|yes\b", "supported"),
 ]
 _VERDICT_RE = re.compile(
@@ -558,12 +558,25 @@ _VERDICT_RE = re.compile(
 )
 
 
+# the words the prompt asks for, in capitals: preferred over any lower-case word, which may be the claim echoed back
+# ("1. The company has no debt - SUPPORTED")
+_LABEL_RE = re.compile(r"(?<![A-Za-z])(NOT\s+SUPPORTED|UNSUPPORTED|CONTRADICTED|SUPPORTED)(?![A-Za-z])")
+_LABELS = {"UNSUPPORTED": "unsupported", "CONTRADICTED": "contradicted", "SUPPORTED": "supported"}
+
+
 def split_verdict(text: str) -> tuple[str | None, str]:
-    """(verdict, reason): the first verdict word in a model's reply ("SUPPORTED - ...", "**Unsupported**") and
-    what follows it; (None, text) when there is none."""
-    m = _VERDICT_RE.search(text or "")
+    """(verdict, reason): the first verdict label in capitals in a model's reply ("SUPPORTED - ..."), else the
+    first verdict word in any case ("**Unsupported**", "Not true - ..."), and what follows it; (None, text) when
+    there is none. Negations count: "not correct" is contradicted, "not contradicted" is not supported."""
+    text = text or ""
+    m = _LABEL_RE.search(text)
+    if m:
+        label = m.group(1).upper()
+        verdict = "unsupported" if label.startswith("NOT") else _LABELS[label]
+        return verdict, re.sub(r"^[\W_]+", "", text[m.end() :]).strip()
+    m = _VERDICT_RE.search(text)
     if not m:
-        return None, (text or "").strip()
+        return None, text.strip()
     verdict = next(v for i, (_, v) in enumerate(_VERDICT_WORDS) if m.group(f"v{i}"))
     return verdict, re.sub(r"^[\W_]+", "", text[m.end() :]).strip()
 

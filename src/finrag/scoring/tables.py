@@ -49,6 +49,7 @@ __all__ = [
     "correlation_table",
     "cost_table",
     "declining_table",
+    "main_series",
     "primary_replicate",
     "replicate_table",
     "run_table",
@@ -105,6 +106,23 @@ def primary_replicate(records: Sequence[dict]) -> list[dict]:
         k = tuple(_get(r, x) for x in SYSTEM_KEYS)
         first[k] = min(first.get(k, r["replicate"]), r["replicate"])
     return [r for r in records if r["replicate"] == first[tuple(_get(r, x) for x in SYSTEM_KEYS)]]
+
+
+def main_series(records: Sequence[dict]) -> list[dict]:
+    """One series per generator x context x prompt style: the temperature-0 run where there is one (its series is
+    its run id), else the lowest replicate of a sampled series. Tables that pool prompt styles or contexts use it,
+    so a question counts once per style, not once more for each sampled series of the same prompt."""
+    prim = primary_replicate(records)
+
+    def rank(r: dict) -> tuple[bool, str]:
+        series = str(_get(r, "series"))
+        return ("*" in series, series)
+
+    best: dict[tuple, tuple[bool, str]] = {}
+    for r in prim:
+        k = tuple(_get(r, x) for x in SYSTEM_KEYS[:3])
+        best[k] = min(best.get(k, rank(r)), rank(r))
+    return [r for r in prim if rank(r) == best[tuple(_get(r, x) for x in SYSTEM_KEYS[:3])]]
 
 
 def headline(records: Sequence[dict], main_kinds: Sequence[str] | None = None) -> list[dict]:
@@ -169,7 +187,7 @@ def two_by_two(records: Sequence[dict], main_kinds: Sequence[str] | None = None)
     matrix rows: correct, not correct (incorrect or refusal); columns: fully grounded, not fully grounded.
     """
     rows = []
-    for (gen, ctx), recs in _group(headline(primary_replicate(records), main_kinds), SYSTEM_KEYS[:2]).items():
+    for (gen, ctx), recs in _group(headline(main_series(records), main_kinds), SYSTEM_KEYS[:2]).items():
         c = {
             "correct_grounded": sum(1 for r in recs if r["correct"] and r["fully_grounded"]),
             "correct_ungrounded": sum(1 for r in recs if r["correct"] and not r["fully_grounded"]),
@@ -200,7 +218,7 @@ def trick_table(records: Sequence[dict]) -> list[dict]:
     """Per generator x trick kind x context (prompt styles pooled): did what was asked, declined, flagged a false
     premise, answered with the made-up figure (false-premise questions only for the last two)."""
     rows = []
-    tricks = [r for r in primary_replicate(records) if str(r["kind"]).startswith(TRICK_PREFIX)]
+    tricks = [r for r in main_series(records) if str(r["kind"]).startswith(TRICK_PREFIX)]
     for (gen, kind, ctx), recs in _group(tricks, ("generator", "kind", "context_mode")).items():
         fp = kind == "trick_false_premise" or any(r["false_premise"] is not None for r in recs)
         rows.append(
@@ -261,12 +279,11 @@ def correlation_table(
     records: Sequence[dict], n_resamples: int = 2000, seed: int = DEFAULT_SEED
 ) -> list[dict]:
     """Per generator: Spearman's rho between evidence recall of the passages seen and groundedness, with a
-    question-level (cluster) percentile bootstrap 95% CI; all contexts and prompt styles pooled."""
+    question-level (cluster) percentile bootstrap 95% CI and p-value; all contexts and prompt styles of the main
+    series pooled."""
     rows = []
     pairs = [
-        r
-        for r in primary_replicate(records)
-        if r["evidence_recall"] is not None and r["groundedness"] is not None
+        r for r in main_series(records) if r["evidence_recall"] is not None and r["groundedness"] is not None
     ]
     for (gen,), recs in _group(pairs, ("generator",)).items():
         x = np.array([r["evidence_recall"] for r in recs], dtype=float)
@@ -277,7 +294,7 @@ def correlation_table(
             by_q[r["qid"]].append(i)
         groups = [np.array(by_q[q]) for q in qids]
         rho = _spearman(x, y)
-        pval = float(spearmanr(x, y).pvalue) if math.isfinite(rho) else float("nan")
+        pval = float("nan")
         ci = [float("nan"), float("nan")]
         if math.isfinite(rho) and len(qids) >= 3:
             rng = np.random.default_rng(seed)
@@ -289,6 +306,9 @@ def correlation_table(
             b = b[np.isfinite(b)]
             if b.size:
                 ci = [float(np.percentile(b, 2.5)), float(np.percentile(b, 97.5))]
+                # two-sided, from the same question-level resamples as the interval (answers to one question are
+                # not independent, so spearmanr's own p-value would be too small)
+                pval = float(min(1.0, 2 * min(np.mean(b <= 0), np.mean(b >= 0))))
         rows.append(
             {
                 "generator": gen,
@@ -298,6 +318,7 @@ def correlation_table(
                 "p_value": pval,
                 "ci": ci,
                 "ci_method": f"percentile bootstrap over questions, {n_resamples} resamples, seed {seed}",
+                "p_method": "two-sided share of the question-level bootstrap on the far side of 0",
                 "mean_evidence_recall": float(x.mean()),
                 "mean_groundedness": float(y.mean()),
             }
@@ -306,9 +327,9 @@ def correlation_table(
 
 
 def scatter_points(records: Sequence[dict]) -> dict[str, list[list[float]]]:
-    """{generator: [[evidence_recall, groundedness], ...]} for the scatter plot (first replicates)."""
+    """{generator: [[evidence_recall, groundedness], ...]} for the scatter plot (the main series, as the table)."""
     out: dict[str, list[list[float]]] = defaultdict(list)
-    for r in primary_replicate(records):
+    for r in main_series(records):
         if r["evidence_recall"] is not None and r["groundedness"] is not None:
             out[r["generator"]].append([round(r["evidence_recall"], 4), round(r["groundedness"], 4)])
     return {k: out[k] for k in sorted(out)}
@@ -420,8 +441,10 @@ def cost_table(records: Sequence[dict], judge_costs: Sequence[dict] | None = Non
 
 def run_summary(records: Sequence[dict]) -> dict[str, dict]:
     """Per run id, the plain shares that docs/predictions.yaml names (eval_main.summary.<run>.<metric>): correct
-    of the FinanceBench questions, fully grounded of those answers that make a claim (a refusal is no evidence of
-    grounding either way, as in the run table), declined of the questions that should be declined."""
+    of the FinanceBench questions; fully grounded of those answers that make a claim (a refusal is no evidence of
+    grounding either way, as in the run table); declined of the questions whose expected behaviour is to decline
+    (unanswerable from these reports); withheld (declined, or flagged the premise) of all questions that should
+    not be answered as asked (unanswerable and false-premise, as in the declining table)."""
     by_run: dict[str, list[dict]] = defaultdict(list)
     for r in records:
         by_run[r["run_id"]].append(r)
@@ -432,7 +455,8 @@ def run_summary(records: Sequence[dict]) -> dict[str, dict]:
             "n": len(main),
             "correct": _share(main, "correct"),
             "fully_grounded": _share(main, "fully_grounded", _scored),
-            "declined_when_should": _share(recs, "declined", lambda r: bool(r.get("should_decline"))),
+            "declined_when_should": _share(recs, "declined", lambda r: r["expected_behaviour"] == "decline"),
+            "withheld_when_should": _share(recs, "withheld", lambda r: bool(r.get("should_decline"))),
         }
     return out
 
