@@ -64,6 +64,11 @@ def run() -> None:
         )
     specs = [spec for name, fam in fams.items() for spec in family_specs(name, fam, p["decoding"])]
     settings = {**p["backends"].get(backend_name, {}), **overrides}
+    if shard is not None and ("prices" in settings or "cap_usd" in settings):
+        raise SystemExit(
+            f"--shard is for local models: {backend_name} has prices, and each shard would count the spending cap "
+            "on its own"
+        )
     if shard is not None and "n_threads" in settings:
         settings["n_threads"] = (
             1  # a speed setting, not in the cache key: N one-thread processes share the cores

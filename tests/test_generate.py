@@ -135,6 +135,27 @@ def test_families_in_one_pass_give_the_same_calls_as_one_by_one(tmp_path):
     assert shared_backend(FAMILIES) == ("extractive", {})
     with pytest.raises(ValueError, match="different backends"):
         shared_backend({**FAMILIES, "other": {**FAMILIES["greedy"], "backend": "llamacpp"}})
+    nested = {
+        "backend": "anthropic",
+        "backend_params": {"prices": {"input_per_mtok": 1.0, "output_per_mtok": 5.0}},
+    }
+    assert shared_backend({"a": nested, "b": dict(nested)}) == ("anthropic", nested["backend_params"])
+
+
+def test_oracle_skips_an_evidence_page_already_shown_by_a_multi_page_chunk():
+    chunks = [
+        Chunk(chunk_id="X", doc_id="D", pages=[2, 3], spans=[], text="pages two and three", body="x"),
+        Chunk(chunk_id="Z", doc_id="D", pages=[3], spans=[], text="page three again", body="z"),
+        Chunk(chunk_id="W", doc_id="D", pages=[4], spans=[], text="page four", body="w"),
+    ]
+    q = Question(qid="q", question="?", answer="a", doc_ids=["D"],
+                 evidence=[Evidence(doc_id="D", page=p) for p in (2, 3, 4)])  # fmt: skip
+
+    def rank(query, k, allowed):
+        return [(i, 1.0 - i / 10) for i in (0, 1, 2) if allowed is None or i in allowed][:k]
+
+    got = ContextBuilder(chunks, rank, k=2).oracle(q)
+    assert [p.chunk_id for p in got] == ["X", "W"]  # X covers pages 2 and 3; page 4 gets the second slot
 
 
 def test_frozen_contexts_thaw_to_the_same_passages_and_fail_loudly_on_changed_chunks():

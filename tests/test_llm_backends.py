@@ -23,6 +23,8 @@ from finrag.llm.backends import (
     OllamaBackend,
     OpenAICompatBackend,
     SpendingCapExceeded,
+    _anthropic_text_and_citations,
+    best_line,
     make_backend,
     normalize_decoding,
 )
@@ -167,6 +169,62 @@ def test_api_key_never_reaches_raw_logs_cache_or_errors(key_env, tmp_path, caplo
     assert all(KEY not in o for o in outputs)
 
 
+@pytest.mark.parametrize("padding", [0, 240, 270, 290, 320])
+def test_a_key_echoed_near_the_length_cut_of_an_error_never_leaks(key_env, padding):
+    messages, _ = render("plain", QUESTION, PASSAGES)
+    sim = AnthropicSimulator(fail=[500, 500], echo_auth_in_errors=True, error_padding=padding)
+    with pytest.raises(LLMError) as err:
+        anthropic(sim, max_retries=1).complete(messages, decoding={})
+    text = str(err.value)
+    assert all(KEY[i : i + 12] not in text for i in range(len(KEY) - 11)), "no 12-character piece of the key"
+    assert err.value.__context__ is None and err.value.__cause__ is None  # the SDK error holds the headers
+
+
+def test_the_key_the_client_holds_is_scrubbed_even_after_the_environment_changed(key_env, monkeypatch):
+    messages, _ = render("plain", QUESTION, PASSAGES)
+    sim = AnthropicSimulator(echo_auth_in_errors=True)
+    backend = anthropic(sim, max_retries=0)
+    backend.complete(messages, decoding={})  # the client is built with KEY
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-another-key")
+    sim.fail = [500]
+    with pytest.raises(LLMError) as err:
+        backend.complete(messages, decoding={})
+    assert KEY not in str(err.value) and "[redacted]" in str(err.value)
+
+
+def test_anthropic_citation_offsets_that_miss_their_text_move_to_the_nearest_occurrence():
+    doc = "Revenue was $5 million in 2018.\nRevenue was $5 million in 2019, up from 2018."
+    second = doc.index("Revenue", 10)
+
+    def raw(start, end, cited):
+        cit = {"type": "char_location", "document_index": 0, "start_char_index": start, "end_char_index": end,
+               "cited_text": cited}  # fmt: skip
+        return {"content": [{"type": "text", "text": "It was $5 million.", "citations": [cit]}]}
+
+    # offsets one off the 2019 sentence: the nearest occurrence (2019), not the first (2018)
+    _, (c,) = _anthropic_text_and_citations(
+        raw(second + 1, second + 23, "Revenue was $5 million"), [{"text": doc}]
+    )
+    assert (c.start, c.end) == (second, second + 22) and doc[c.start : c.end] == c.cited_text
+    # padded cited text: trimmed, so offsets and text agree
+    _, (c,) = _anthropic_text_and_citations(raw(0, 24, " Revenue was $5 million "), [{"text": doc}])
+    assert (c.start, c.cited_text) == (0, "Revenue was $5 million") and doc[c.start : c.end] == c.cited_text
+    # text not in the document: no offsets rather than wrong ones
+    _, (c,) = _anthropic_text_and_citations(raw(0, 10, "Net income was"), [{"text": doc}])
+    assert (c.start, c.end) == (None, None)
+
+
+def test_best_sentence_keeps_decimal_points_inside_figures():
+    text = "Costs fell. Net sales rose 3.5% to $32.8 billion. Other."
+    s, e = best_line("How much did net sales rise?", text, unit="sentence")
+    assert text[s:e] == "Net sales rose 3.5% to $32.8 billion."
+
+
+def test_an_empty_stop_string_is_dropped():
+    assert normalize_decoding({"stop": ""})["stop"] == []
+    assert normalize_decoding({"stop": ["", "\n\n"]})["stop"] == ["\n\n"]
+
+
 def test_anthropic_without_key_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     sim = AnthropicSimulator()
@@ -258,14 +316,38 @@ def test_llamacpp_identity_needs_no_model_and_missing_library_is_one_line(tmp_pa
     assert LlamaCppBackend(n_threads=1, n_batch=64, flash_attn=True).identity() == ident
     gguf = tmp_path / "tiny.gguf"
     gguf.write_bytes(b"GGUF-not-really")
-    assert (
-        LlamaCppBackend(str(gguf)).identity()["model_revision_or_weights_sha256"]
-        == hashlib.sha256(b"GGUF-not-really").hexdigest()
-    )
+    sha = hashlib.sha256(b"GGUF-not-really").hexdigest()
+    assert LlamaCppBackend(str(gguf)).identity()["model_revision_or_weights_sha256"] == sha
+    # the same weights under another file name (another machine) have the same identity, hence the same keys
+    renamed = tmp_path / "copy-of-qwen.gguf"
+    renamed.write_bytes(b"GGUF-not-really")
+    assert LlamaCppBackend(str(renamed)).identity() == LlamaCppBackend(str(gguf)).identity()
+    assert LlamaCppBackend(str(gguf)).identity()["model"] == f"gguf-{sha[:16]}"
+    # a chat template other than the GGUF's own changes the prompt, so it is part of the key
+    assert LlamaCppBackend(chat_format="chatml").identity()["settings"] == {"chat_format": "chatml"}
     if importlib.util.find_spec("llama_cpp") is None:
         with pytest.raises(BackendUnavailable, match="llama-cpp-python is not installed") as err:
             LlamaCppBackend(str(gguf)).complete([{"role": "user", "content": "q"}], decoding={})
         assert "\n" not in str(err.value)
+
+
+def test_llamacpp_refuses_an_answer_that_n_ctx_would_have_cut_short():
+    class FakeLlama:
+        def __init__(self, prompt_tokens):
+            self.prompt_tokens = prompt_tokens
+
+        def create_chat_completion(self, **kw):
+            return {
+                "choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": 1},
+            }
+
+    backend = LlamaCppBackend(n_ctx=1024)
+    backend._llm = FakeLlama(800)  # 800 + 256 > 1024: llama-cpp-python would have lowered max_tokens
+    with pytest.raises(LLMError, match="exceeds n_ctx 1024"):
+        backend.complete([{"role": "user", "content": "q"}], decoding={"max_tokens": 256})
+    backend._llm = FakeLlama(700)
+    assert backend.complete([{"role": "user", "content": "q"}], decoding={"max_tokens": 256}).text == "ok"
 
 
 def test_join_parts_is_atomic_and_verified(tmp_path):

@@ -62,6 +62,7 @@ def test_keys_never_collide_across_model_replicate_template_decoding_documents()
         "decoding": cache_request(ident, MSGS, {"max_tokens": 100}, **base),
         "documents": cache_request(ident, MSGS, {}, **{**base, "documents": [{"n": 1, "text": "x"}]}),
         "prompt": cache_request(ident, [MSGS[0], {"role": "user", "content": "other"}], {}, **base),
+        "settings": cache_request({**ident, "settings": {"chat_format": "chatml"}}, MSGS, {}, **base),
     }
     keys = {name: cache_key(r) for name, r in variants.items()}
     assert len(set(keys.values())) == len(keys), keys
@@ -69,6 +70,9 @@ def test_keys_never_collide_across_model_replicate_template_decoding_documents()
     explicit = cache_request(ident, MSGS, {"temperature": 0.0, "top_p": 1.0, "stop": []}, **base)
     assert cache_key(explicit) == keys["base"]
     assert set(variants["base"]["decoding"]) >= {"temperature", "top_p", "max_tokens", "seed", "stop"}
+    # no setting, no "settings" field: keys recorded before settings existed stay valid
+    assert "settings" not in variants["base"]
+    assert cache_key(cache_request({**ident, "settings": {}}, MSGS, {}, **base)) == keys["base"]
 
 
 def test_auto_calls_once_then_hits_and_entries_carry_everything(tmp_path):

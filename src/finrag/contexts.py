@@ -60,6 +60,9 @@ class ContextBuilder:
         scores = dict(ranked)
         chosen: list[int] = []
         for page in sorted(evidence_pages(q)):
+            doc, number = page
+            if any(self.chunks[i].doc_id == doc and number in self.chunks[i].pages for i in chosen):
+                continue  # already shown by a chunk spanning several pages: keep the slot for another page
             holders = [i for i in self._by_page.get(page, []) if i not in chosen]
             if holders:
                 chosen.append(min(holders, key=lambda i: (position.get(i, len(position)), i)))

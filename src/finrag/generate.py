@@ -7,6 +7,7 @@ cache is the durable record.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from tqdm import tqdm
 
 from finrag.contracts import Answer, Passage, Question
+from finrag.io import canonical_json
 from finrag.llm.cache import CachedLLM, ResponseCache, cache_key, cache_request
 from finrag.llm.prompts import render
 
@@ -53,12 +55,12 @@ def family_specs(name: str, family: Mapping, base_decoding: Mapping) -> list[Run
 
 def shared_backend(families: Mapping[str, Mapping]) -> tuple[str, dict]:
     """The one backend (name, params overrides) that several families run on; they must agree to share a pass."""
-    seen = {(f["backend"], tuple(sorted(f.get("backend_params", {}).items()))) for f in families.values()}
+    seen = {canonical_json([f["backend"], f.get("backend_params") or {}]) for f in families.values()}
     if len(seen) != 1:
         raise ValueError(
             f"families {sorted(families)} use different backends {sorted(seen)}: run them one at a time"
         )
-    backend, overrides = seen.pop()
+    backend, overrides = json.loads(seen.pop())
     return backend, dict(overrides)
 
 

@@ -88,7 +88,8 @@ def normalize_decoding(decoding: dict | None) -> dict:
     out["max_tokens"] = int(out["max_tokens"])
     out["seed"] = int(out["seed"])
     stop = out["stop"]
-    out["stop"] = [stop] if isinstance(stop, str) else [str(s) for s in stop]
+    stop = [stop] if isinstance(stop, str) else [str(s) for s in stop]
+    out["stop"] = [s for s in stop if s]  # an empty stop string would end every generation at once
     if out["max_tokens"] < 1:
         raise ValueError("decoding.max_tokens must be >= 1")
     return out
@@ -119,6 +120,15 @@ def scrub(obj: Any, secrets: list[str]) -> Any:
     return obj
 
 
+def api_error(prefix: str, exc: BaseException, secrets: list[str], limit: int = 300) -> LLMError:
+    """A one-line LLMError for a failed API call: the SDK's message is scrubbed of every secret *before* it is
+    collapsed and cut (cutting first could leave part of a key that no longer matches the whole), and the SDK
+    exception is not chained (its request object holds the headers). Raise it outside the `except` block."""
+    detail = scrub(str(getattr(exc, "message", None) or exc), secrets)
+    detail = " ".join(detail.split())[:limit]
+    return LLMError(scrub(f"{prefix}: {detail}", secrets))
+
+
 _WORD = re.compile(r"[a-z0-9][a-z0-9.%$-]*[a-z0-9%]|[a-z0-9]", re.I)
 # fmt: off
 _STOP = frozenset({
@@ -138,7 +148,11 @@ def best_line(question: str, text: str, unit: str = "line") -> tuple[int, int]:
     if unit == "line":
         spans = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", text)]
     else:
-        spans = [(m.start(), m.end()) for m in re.finditer(r"[^\n.!?]+(?:[.!?](?=\s|$)|$)?", text)]
+        # a sentence ends at . ! ? followed by a space or the end, not at the point of "3.5%" or "$32.8"
+        spans = [
+            (m.start(), m.end())
+            for m in re.finditer(r"(?:[^\n.!?]|[.!?](?![\s]|$))+(?:[.!?](?=\s|$))?", text)
+        ]
     q = terms(question)
     best, best_score = None, -1
     for s, e in spans:
@@ -163,12 +177,20 @@ class Backend(ABC):
     def revision(self) -> str:
         return ""
 
+    def settings(self) -> dict:
+        """Backend settings, other than decoding, that change what the model answers (a chat template, whether
+        sampling parameters are sent): part of the cache key when set. Speed settings (threads, batch) are not."""
+        return {}
+
     def identity(self) -> dict:
-        return {
+        out = {
             "backend": self.name,
             "model": self.model,
             "model_revision_or_weights_sha256": self.revision(),
         }
+        if self.settings():  # only when set, so keys recorded without any setting stay valid
+            out["settings"] = self.settings()
+        return out
 
     def complete(
         self, messages: list[dict], *, decoding: dict, documents: list[dict] | None = None
@@ -262,10 +284,16 @@ class AnthropicBackend(Backend):
         self._sdk = None
 
     def revision(self) -> str:
-        return self._revision or self.model  # Anthropic model ids are dated snapshots or aliases
+        return (
+            self._revision or self.model
+        )  # Anthropic model ids are dated snapshots or aliases: pin a snapshot
+
+    def settings(self) -> dict:
+        return {"send_sampling": True} if self.send_sampling else {}
 
     def _secrets(self) -> list[str]:
-        return [os.environ.get(self.api_key_env, "")]
+        """The key in the environment now and the one the client was built with (they may differ)."""
+        return [os.environ.get(self.api_key_env, ""), str(getattr(self._sdk, "api_key", "") or "")]
 
     def prepare(self) -> None:
         import anthropic  # noqa: F401  (the SDK import is slow: keep it out of latency_s)
@@ -360,17 +388,16 @@ class AnthropicBackend(Backend):
                 f"would exceed cap_usd=${self.cap_usd:.2f}; raise the cap in params.yaml to go on"
             )
         client = self._client()
+        failure = None
         try:
             msg = client.messages.create(**req)  # retried by the SDK (max_retries) on 408/409/429/5xx
         except anthropic.APIError as exc:
             status = getattr(exc, "status_code", None)
-            detail = " ".join(str(getattr(exc, "message", exc)).split())[:300]
-            raise LLMError(
-                scrub(
-                    f"anthropic call failed ({type(exc).__name__}, status {status}): {detail}",
-                    self._secrets(),
-                )
-            ) from None
+            failure = api_error(
+                f"anthropic call failed ({type(exc).__name__}, status {status})", exc, self._secrets()
+            )
+        if failure is not None:
+            raise failure
         raw = scrub(msg.model_dump(mode="json"), self._secrets())
         usage_raw = raw.get("usage") or {}
         usage = {k: int(usage_raw.get(k) or 0) for k in ("input_tokens", "output_tokens")}
@@ -412,9 +439,17 @@ def _anthropic_text_and_citations(raw: dict, documents: list[dict] | None) -> tu
             n = int(doc.get("n", i + 1)) if doc else i + 1
             start, end, cited = int(c["start_char_index"]), int(c["end_char_index"]), c.get("cited_text", "")
             if doc is not None and doc["text"][start:end] != cited and cited.strip():
-                found = doc["text"].find(cited.strip())  # tolerate whitespace trimming by the API
-                if found >= 0:
-                    start, end = found, found + len(cited.strip())
+                # offsets and text disagree (whitespace trimmed by the API): take the occurrence of the cited text
+                # nearest the given start, and keep offsets and text consistent; none found -> offsets dropped
+                want = cited.strip()
+                hits = [m.start() for m in re.finditer(re.escape(want), doc["text"])]
+                if hits:
+                    found = min(hits, key=lambda h: (abs(h - start), h))
+                    start, end, cited = found, found + len(want), want
+                else:
+                    log.warning("anthropic: cited text not found in document %d; its offsets are dropped", i)
+                    cits.append(Citation(passage=n, start=None, end=None, cited_text=cited))
+                    continue
             cits.append(Citation(passage=n, start=start, end=end, cited_text=cited))
     return "".join(parts), cits
 
@@ -451,9 +486,18 @@ class OpenAICompatBackend(Backend):
         return self._revision
 
     def _secrets(self) -> list[str]:
-        return [os.environ.get(self.api_key_env, "")]
+        """The key in the environment now and the one the client was built with (they may differ)."""
+        key = str(getattr(self._sdk, "api_key", "") or "")
+        return [os.environ.get(self.api_key_env, ""), "" if key == "no-key" else key]
 
     def prepare(self) -> None:
+        if not self._revision and not getattr(self, "_warned_revision", False):
+            self._warned_revision = True
+            log.warning(
+                "openai_compat: revision is not pinned; name the served weights (a hash or a tag) so that two "
+                "servers calling their model '%s' never share cache keys",
+                self.model,
+            )
         self._client()
 
     def _client(self):
@@ -479,6 +523,7 @@ class OpenAICompatBackend(Backend):
             extra["min_p"] = decoding["min_p"]
         if decoding["repeat_penalty"] != 1.0:  # vLLM and llama.cpp server name it differently
             extra["repetition_penalty"] = extra["repeat_penalty"] = decoding["repeat_penalty"]
+        failure = None
         try:
             resp = self._client().chat.completions.create(
                 model=self.model,
@@ -491,10 +536,9 @@ class OpenAICompatBackend(Backend):
                 extra_body=extra or None,
             )
         except openai.APIError as exc:
-            detail = " ".join(str(getattr(exc, "message", exc)).split())[:300]
-            raise LLMError(
-                scrub(f"openai_compat call failed ({type(exc).__name__}): {detail}", self._secrets())
-            ) from None
+            failure = api_error(f"openai_compat call failed ({type(exc).__name__})", exc, self._secrets())
+        if failure is not None:
+            raise failure
         raw = scrub(resp.model_dump(mode="json"), self._secrets())
         choice = (raw.get("choices") or [{}])[0]
         u = raw.get("usage") or {}
@@ -521,7 +565,8 @@ class OllamaBackend(Backend):
     """A model served by Ollama through the official `ollama` client (/api/chat); retried with tenacity.
 
     Pin `revision` to the model's digest (`ollama show --modelfile` / `ollama list`) so the cache key names the
-    exact weights; every decoding option is sent explicitly, so Ollama's Modelfile defaults never apply.
+    exact weights; every decoding option and the context length (`num_ctx`, in the cache key: Ollama cuts a
+    longer prompt silently) are sent explicitly, so Ollama's Modelfile defaults never apply.
     """
 
     name = "ollama"
@@ -532,7 +577,7 @@ class OllamaBackend(Backend):
         *,
         host: str = "http://127.0.0.1:11434",
         revision: str = "",
-        num_ctx: int | None = None,
+        num_ctx: int = 16384,
         max_retries: int = 3,
         timeout_s: float = 600.0,
         transport: Any = None,
@@ -540,7 +585,7 @@ class OllamaBackend(Backend):
         self.model = model
         self.host = host
         self._revision = revision
-        self.num_ctx = num_ctx
+        self.num_ctx = int(num_ctx)
         self.max_retries = int(max_retries)
         self.timeout_s = float(timeout_s)
         self._transport = transport
@@ -549,7 +594,15 @@ class OllamaBackend(Backend):
     def revision(self) -> str:
         return self._revision
 
+    def settings(self) -> dict:
+        return {"num_ctx": self.num_ctx}
+
     def prepare(self) -> None:
+        if not self._revision and not getattr(self, "_warned_revision", False):
+            self._warned_revision = True
+            log.warning(
+                "ollama: revision is not pinned; pin it to the model's digest so re-pulled weights get new keys"
+            )
         self._client()
         import tenacity  # noqa: F401
 
@@ -581,8 +634,7 @@ class OllamaBackend(Backend):
             "seed": decoding["seed"],
             "stop": decoding["stop"],
         }
-        if self.num_ctx:
-            options["num_ctx"] = self.num_ctx
+        options["num_ctx"] = self.num_ctx
         try:
             for attempt in Retrying(
                 stop=stop_after_attempt(self.max_retries + 1),
@@ -647,8 +699,8 @@ class LlamaCppBackend(Backend):
         if model_path is None:  # a packaged model, by name (default: Qwen2.5-Coder-0.5B)
             spec = local_model.packaged_model(model or local_model.PACKAGED_MODEL_NAME)
             self.model, self._sha = spec.name, spec.sha256
-        else:
-            self.model = model or Path(model_path).name
+        else:  # without a name, one from the weights' hash: a file name differs between machines
+            self.model = model or ""
             self._sha = sha256
         self.n_ctx, self.n_threads, self.n_batch = int(n_ctx), int(n_threads), int(n_batch)
         self.ram_cache_mb = int(ram_cache_mb)
@@ -675,6 +727,7 @@ class LlamaCppBackend(Backend):
         from finrag.llm import local_model
 
         llama_cpp = local_model.import_llama_cpp()
+        self.identity()  # names a GGUF given by path alone
         if self.model_path is None:
             path = local_model.packaged_gguf(name=self.model)
         else:
@@ -693,6 +746,14 @@ class LlamaCppBackend(Backend):
         if self.ram_cache_mb > 0:
             self._llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=self.ram_cache_mb << 20))
         return self._llm
+
+    def settings(self) -> dict:
+        return {"chat_format": self.chat_format} if self.chat_format else {}
+
+    def identity(self) -> dict:
+        if not self.model:
+            self.model = f"gguf-{self.revision()[:16]}"
+        return super().identity()
 
     def prepare(self) -> None:
         self.load()
@@ -717,6 +778,13 @@ class LlamaCppBackend(Backend):
         raw["model"] = self.model  # llama-cpp-python puts the local file path here: keep machines' paths out
         choice = raw["choices"][0]
         u = raw.get("usage") or {}
+        if int(u.get("prompt_tokens", 0)) + decoding["max_tokens"] > self.n_ctx:
+            # llama-cpp-python would quietly lower max_tokens to fit n_ctx, so the answer would depend on n_ctx,
+            # which is not in the cache key: refuse instead
+            raise LLMError(
+                f"llamacpp: prompt of {u.get('prompt_tokens')} tokens + max_tokens {decoding['max_tokens']} "
+                f"exceeds n_ctx {self.n_ctx} (raise n_ctx)"
+            )
         return Completion(
             text=choice["message"].get("content") or "",
             usage={

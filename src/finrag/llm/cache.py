@@ -55,7 +55,7 @@ def cache_request(
     """The keyed request: everything that can change the response, defaults spelled out."""
     dec = normalize_decoding(decoding)
     dec["seed"] = dec["seed"] + int(replicate)
-    return {
+    request = {
         "backend": identity["backend"],
         "model": identity["model"],
         "model_revision_or_weights_sha256": identity.get("model_revision_or_weights_sha256", ""),
@@ -65,6 +65,9 @@ def cache_request(
         "replicate": int(replicate),
         "template_id": template_id,
     }
+    if identity.get("settings"):  # output-changing backend settings (Backend.settings), only when set
+        request["settings"] = dict(identity["settings"])
+    return request
 
 
 def cache_key(request: dict) -> str:

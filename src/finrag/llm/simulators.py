@@ -52,12 +52,14 @@ class _Simulator:
         reply: Reply | None = None,
         retry_after_s: float = 0.01,
         echo_auth_in_errors: bool = False,
+        error_padding: int = 0,
     ):
         self.model = model
         self.fail = list(fail or [])
         self.reply = reply
         self.retry_after_s = retry_after_s
         self.echo_auth_in_errors = echo_auth_in_errors
+        self.error_padding = int(error_padding)  # characters before the echoed key (to straddle a length cut)
         self.requests: list[dict] = []  # JSON bodies, in order (failed attempts included)
         self.auth_headers: list[str] = []  # what the client sent as its key (tests check it never leaks)
         self.n_ok = 0
@@ -73,7 +75,7 @@ class _Simulator:
             return mod.Response(404, json=self.error_body(404, f"no route {request.url.path}"))
         if self.fail:
             status = self.fail.pop(0)
-            msg = f"simulated {status}"
+            msg = f"simulated {status}" + " ." * (self.error_padding // 2)
             if self.echo_auth_in_errors:  # a misbehaving proxy: the key must still never surface
                 msg += (
                     f" auth={request.headers.get('x-api-key', '')}{request.headers.get('authorization', '')}"
