@@ -104,7 +104,7 @@ def select_setup(setups: Sequence[dict], rule: Mapping) -> dict:
     if not scored:
         raise ValueError(f"no setup has a value for '{metric}'")
     best = max(s[metric] for s in scored)
-    tied = [s for s in scored if s[metric] >= best - tol]
+    tied = [s for s in scored if s[metric] >= best - tol - 1e-12]  # equal means summed in another order tie
     chosen = min(tied, key=cost_key)
     return {
         "chunker": chosen["chunker"],
