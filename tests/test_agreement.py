@@ -191,3 +191,43 @@ def test_ai_pairs_by_benchmark_pairs_by_item_id():
     assert set(res) == {"b", "c", "all"}
     assert res["all"]["binary"]["n"] == 8 and res["b"]["binary"]["n"] == 6
     assert res["b"]["binary"]["raw_agreement"] == 1.0 and res["all"]["three_class"]["raw_agreement"] == 7 / 8
+
+
+def test_a_claim_two_benchmarks_share_counts_once_when_they_are_pooled():
+    from finrag.agreement import ai_pairs_by_benchmark, claim_key
+
+    rec = [
+        {
+            "item_id": "e1",
+            "benchmark": "expertqa",
+            "judge": "supported",
+            "claim_key": claim_key("Claim  One."),
+        },
+        {
+            "item_id": "a1",
+            "benchmark": "attributionbench",
+            "judge": "supported",
+            "claim_key": claim_key("claim one."),
+        },
+        {
+            "item_id": "a2",
+            "benchmark": "attributionbench",
+            "judge": "unsupported",
+            "claim_key": claim_key("two"),
+        },
+        {"item_id": "e2", "benchmark": "expertqa", "judge": "unsupported", "claim_key": claim_key("three")},
+    ]
+    res = {r["benchmark"]: r for r in ai_pairs_by_benchmark({"a": rec, "b": rec}, "a", "b", seed=1)}
+    assert res["attributionbench"]["binary"]["n"] == 2 and res["expertqa"]["binary"]["n"] == 2
+    assert res["all"]["binary"]["n"] == 3  # "claim one." is ExpertQA's claim again
+
+
+def test_parse_failures_are_counted_per_benchmark_and_flagged_per_item():
+    items = [_item(i, "supported", "unsupported", bench="b") for i in range(3)]
+    verdicts = [
+        ClaimVerdict(claim_id=it.item_id, verdict="unsupported", judge="x", detail={"parse_failed": i == 0})
+        for i, it in enumerate(items)
+    ]
+    out = evaluate_judge_on(items, ScriptedJudge(), verdicts=verdicts, seed=1, progress=False)
+    assert out["benchmarks"]["b"]["parse_failures"] == 1
+    assert [r["parse_failed"] for r in out["records"]] == [True, False, False]

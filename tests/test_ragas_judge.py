@@ -174,6 +174,33 @@ def test_malformed_replies_are_counted_and_never_supported(tmp_path):
     assert v.detail["parse_failed"] and v.detail["calls"] == 1 and no_retry.stats["parse_failures"] == 1
 
 
+def test_statements_copying_the_placeholder_question_are_left_out(tmp_path):
+    def script(messages):
+        prompt = messages[0]["content"]
+        data = _input(prompt)
+        if is_statement_step(prompt):  # like the 0.5B model: the placeholder question becomes a statement
+            claims = [x.strip() for x in data["answer"].split(";") if x.strip()]
+            return json.dumps({"statements": [f"The question is {data['question']}.", *claims]})
+        return good_reply(messages)
+
+    judge, _ = _judge(tmp_path, script)
+    v = judge.judge("Acme Corp reported net sales of $120 million in fiscal 2023.", PASSAGES)
+    assert v.verdict == "supported" and v.detail["score"] == 1.0  # the placeholder's 0 no longer counts
+    assert v.detail["placeholder_statements_dropped"] == 1
+
+    def only_placeholder(messages):
+        prompt = messages[0]["content"]
+        data = _input(prompt)
+        if is_statement_step(prompt):
+            return json.dumps({"statements": [f"The question is {data['question']}."]})
+        return good_reply(messages)
+
+    judge, _ = _judge(tmp_path / "b", only_placeholder)
+    v = judge.judge("Acme Corp reported net sales of $120 million in fiscal 2023.", PASSAGES)
+    assert v.verdict == "unsupported" and v.detail["parse_failed"] is True
+    assert v.detail["parse_failure"] == "only the placeholder question was extracted as a statement"
+
+
 def test_nothing_to_judge_costs_no_call_and_is_not_a_parse_failure(tmp_path):
     judge, backend = _judge(tmp_path)
     v = judge.judge("Acme Corp sold $120 million.", [])

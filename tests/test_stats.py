@@ -60,3 +60,35 @@ def test_eta_squared_sums_to_one_with_residual():
 def test_kappa_is_nan_not_an_error_when_no_item_uses_the_labels():
     out = stats.kappa_bootstrap(["x", "y", "x"], ["y", "x", "x"], labels=["a", "b"])
     assert math.isnan(out["kappa"]) and all(math.isnan(v) for v in out["ci"]) and out["n"] == 3
+
+
+def test_a_constant_rater_has_kappa_zero_and_no_interval():
+    out = stats.agreement(["a", "b", "a", "b"], ["a", "a", "a", "a"], ["a", "b"])
+    assert out["kappa"] == 0.0 and out["constant_rater"] == "second"
+    assert all(math.isnan(v) for v in out["kappa_ci"])
+
+
+def test_resampling_whole_groups_widens_the_interval_of_clustered_claims():
+    # 20 answers of 5 claims each; within an answer the judge agrees with the human on all claims or on none
+    rng = np.random.default_rng(0)
+    human, judge, groups = [], [], []
+    for g in range(20):
+        agree = rng.random() < 0.7
+        for _ in range(5):
+            h = str(rng.choice(["s", "n"]))
+            human.append(h)
+            judge.append(h if agree else ("n" if h == "s" else "s"))
+            groups.append(f"answer{g}")
+    by_item = stats.kappa_bootstrap(human, judge, labels=["s", "n"])
+    by_group = stats.kappa_bootstrap(human, judge, labels=["s", "n"], groups=groups)
+    assert by_item["kappa"] == by_group["kappa"]
+    width = lambda ci: ci[1] - ci[0]  # noqa: E731
+    assert width(by_group["ci"]) > 1.5 * width(by_item["ci"])
+    assert stats.agreement(human, judge, ["s", "n"], groups=groups)["ci_unit"] == "group"
+
+
+def test_too_few_groups_give_no_interval():
+    human = ["s", "n"] * 10
+    judge = ["s", "n", "n", "n"] * 5
+    few = stats.kappa_bootstrap(human, judge, labels=["s", "n"], groups=[f"g{i % 4}" for i in range(20)])
+    assert few["n_groups"] == 4 and all(math.isnan(v) for v in few["ci"]) and not math.isnan(few["kappa"])

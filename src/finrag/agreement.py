@@ -51,12 +51,18 @@ def judge_items(
     return out
 
 
-def _block(human: list[str], judged: list[str], three: bool, seed: int) -> dict:
+def _block(
+    human: list[str], judged: list[str], three: bool, seed: int, groups: list[str] | None = None
+) -> dict:
+    """Agreement on binary (and three-class) labels; with `groups` (the answers claims belong to), the interval
+    resamples whole answers."""
     res = {
-        "binary": agreement([binary(h) for h in human], [binary(j) for j in judged], BINARY_LABELS, seed=seed)
+        "binary": agreement(
+            [binary(h) for h in human], [binary(j) for j in judged], BINARY_LABELS, seed=seed, groups=groups
+        )
     }
     if three:
-        res["three_class"] = agreement(human, judged, THREE_LABELS, seed=seed)
+        res["three_class"] = agreement(human, judged, THREE_LABELS, seed=seed, groups=groups)
     res["human_labels"] = dict(Counter(human))
     res["judge_labels"] = dict(sorted(Counter(judged).items()))
     return res
@@ -77,6 +83,10 @@ def _answer_level(items: Sequence[LabelledClaim], judged: Sequence[str], seed: i
     res = agreement(h, j, BINARY_LABELS, seed=seed)
     res["n_claims"] = len(items)
     res["claims_per_answer"] = float(np.mean([len(v) for v in groups.values()])) if groups else float("nan")
+    res["note"] = (
+        "an answer's human label is read from its loaded claims only (claims a loader leaves out, e.g. ExpertQA "
+        "claims without usable evidence, do not count)"
+    )
     return res
 
 
@@ -103,27 +113,42 @@ def evaluate_judge_on(
     by_bench: dict[str, list[int]] = {}
     for i, it in enumerate(items):
         by_bench.setdefault(it.benchmark, []).append(i)
+    failed = [bool(v.detail.get("parse_failed")) if isinstance(v, ClaimVerdict) else False for v in verdicts]
     for bench, idx in sorted(by_bench.items()):
         three = bench in THREE_CLASS_BENCHMARKS
-        b = _block([items[i].human for i in idx], [judged[i] for i in idx], three, seed)
+        grouped = bench in ANSWER_LEVEL_BENCHMARKS
+
+        def groups_of(ids: list[int], grouped: bool = grouped) -> list[str] | None:
+            return [items[i].group_id for i in ids] if grouped else None
+
+        b = _block([items[i].human for i in idx], [judged[i] for i in idx], three, seed, groups_of(idx))
+        b["parse_failures"] = sum(failed[i] for i in idx)  # scored "unsupported": counted, never hidden
         subs: dict[str, list[int]] = {}
         for i in idx:
             subs.setdefault(items[i].subset, []).append(i)
         if len(subs) > 1:
             b["subsets"] = {
-                s: _block([items[i].human for i in sidx], [judged[i] for i in sidx], three, seed)
+                s: _block(
+                    [items[i].human for i in sidx], [judged[i] for i in sidx], three, seed, groups_of(sidx)
+                )
                 for s, sidx in sorted(subs.items())
             }
         if bench in ANSWER_LEVEL_BENCHMARKS:
             b["answer_level"] = _answer_level([items[i] for i in idx], [judged[i] for i in idx], seed)
         out["benchmarks"][bench] = b
-    for it, v, j in zip(items, verdicts, judged, strict=True):
+    for it, v, j, bad in zip(items, verdicts, judged, failed, strict=True):
         method = v.detail.get("method", "") if isinstance(v, ClaimVerdict) else ""
         out["records"].append(
             {"item_id": it.item_id, "benchmark": it.benchmark, "subset": it.subset, "human": it.human,
-             "judge": j, "method": method}
+             "judge": j, "method": method, "parse_failed": bad, "claim_key": claim_key(it.claim)}
         )  # fmt: skip
     return out
+
+
+def claim_key(claim: str) -> str:
+    """The claim's text, normalised (case, spaces): the same claim in two benchmarks (AttributionBench's ExpertQA
+    subset repeats ExpertQA's claims) is one item when benchmarks are pooled."""
+    return " ".join(str(claim).lower().split())
 
 
 def ai_vs_ai(
@@ -260,6 +285,15 @@ def ai_pairs_by_benchmark(
     benches = sorted({va[k]["benchmark"] for k in common})
     for bench in [*benches, "all"]:
         keys = [k for k in common if bench == "all" or va[k]["benchmark"] == bench]
+        if bench == "all":  # a claim that two benchmarks share counts once when they are pooled
+            seen: set[str] = set()
+            unique = []
+            for k in sorted(keys, key=lambda k: (va[k]["benchmark"] == "attributionbench", k)):
+                ck = va[k].get("claim_key") or k
+                if ck not in seen:
+                    seen.add(ck)
+                    unique.append(k)
+            keys = sorted(unique, key=common.index)
         if len(keys) < 2:
             continue
         res = ai_vs_ai({k: va[k]["judge"] for k in keys}, {k: vb[k]["judge"] for k in keys}, seed=seed)

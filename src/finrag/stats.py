@@ -72,14 +72,20 @@ def _kappa_from_codes(a: np.ndarray, b: np.ndarray, n_labels: int) -> np.ndarray
         return np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
 
 
+MIN_GROUPS = 10  # fewer resampling units than this: no interval
+
+
 def kappa_bootstrap(
     a: Sequence,
     b: Sequence,
     n_resamples: int = 2000,
     seed: int = DEFAULT_SEED,
     labels: Sequence | None = None,
+    groups: Sequence | None = None,
 ) -> dict:
-    """Cohen's kappa (scikit-learn) with a percentile bootstrap 95% interval over items (paired resampling).
+    """Cohen's kappa (scikit-learn) with a percentile bootstrap 95% interval over items (paired resampling), or
+    over whole groups when `groups` is given (claims of one answer are not independent: resampling them one by
+    one would make the interval too narrow); fewer than MIN_GROUPS groups give no interval.
 
     The resamples are computed from confusion matrices in numpy (the formula scikit-learn uses), which is what
     makes 2,000 resamples per table row affordable; a test checks it against cohen_kappa_score.
@@ -97,17 +103,46 @@ def kappa_bootstrap(
     ac = np.array([code[a_list[i]] for i in keep])
     bc = np.array([code[b_list[i]] for i in keep])
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(keep), size=(n_resamples, len(keep)))
-    ks = _kappa_from_codes(ac[idx], bc[idx], len(vocab))
+    if groups is not None:
+        g = list(groups)
+        members: dict = {}
+        for pos, i in enumerate(keep):
+            members.setdefault(g[i], []).append(pos)
+        clusters = [np.array(v) for _, v in sorted(members.items(), key=lambda kv: str(kv[0]))]
+        if len(clusters) < MIN_GROUPS:  # a percentile bootstrap over a handful of answers means nothing
+            return {"kappa": point, "ci": [float("nan"), float("nan")], "n": n, "n_groups": len(clusters)}
+        ks = np.array(
+            [
+                _kappa_from_codes(ac[idx][None, :], bc[idx][None, :], len(vocab))[0]
+                for idx in (
+                    np.concatenate([clusters[j] for j in rng.integers(0, len(clusters), len(clusters))])
+                    for _ in range(n_resamples)
+                )
+            ]
+        )
+    else:
+        idx = rng.integers(0, len(keep), size=(n_resamples, len(keep)))
+        ks = _kappa_from_codes(ac[idx], bc[idx], len(vocab))
     ks = ks[~np.isnan(ks)]
     ci = [float(np.percentile(ks, 2.5)), float(np.percentile(ks, 97.5))] if ks.size else [float("nan")] * 2
-    return {"kappa": point, "ci": ci, "n": n}
+    out = {"kappa": point, "ci": ci, "n": n}
+    if groups is not None:
+        out["n_groups"] = len(clusters)
+    return out
 
 
-def agreement(human: Sequence, judge: Sequence, labels: Sequence, seed: int = DEFAULT_SEED) -> dict:
-    """Everything the report shows for one rater pair: n, kappa + CI, balanced accuracy, raw agreement, matrix."""
+def agreement(
+    human: Sequence, judge: Sequence, labels: Sequence, seed: int = DEFAULT_SEED, groups: Sequence | None = None
+) -> dict:
+    """Everything the report shows for one rater pair: n, kappa + CI, balanced accuracy, raw agreement, matrix.
+
+    A rater that gives one label to every item makes kappa 0 by construction; its bootstrap interval would be
+    [0, 0], which reads as a precise estimate, so the interval is left undefined and `constant_rater` says who."""
     human, judge = list(human), list(judge)
-    kb = kappa_bootstrap(human, judge, seed=seed, labels=labels)
+    kb = kappa_bootstrap(human, judge, seed=seed, labels=labels, groups=groups)
+    constant = [name for name, xs in (("first", human), ("second", judge)) if len(set(xs)) == 1]
+    if constant and len(human) > 1:
+        kb["ci"] = [float("nan"), float("nan")]
     cm = confusion_matrix(human, judge, labels=list(labels)) if human else np.zeros((len(labels),) * 2)
     present = sorted(set(human))
     bal = float(balanced_accuracy_score(human, judge)) if len(present) > 1 else float("nan")
@@ -121,6 +156,9 @@ def agreement(human: Sequence, judge: Sequence, labels: Sequence, seed: int = DE
         else float("nan"),
         "labels": list(labels),
         "confusion_matrix": np.asarray(cm).astype(int).tolist(),  # rows: first rater, cols: second rater
+        "constant_rater": "+".join(constant) if constant and len(human) > 1 else None,
+        "ci_unit": "group" if groups is not None else "item",
+        **({"n_groups": kb["n_groups"]} if "n_groups" in kb else {}),
     }
 
 

@@ -190,8 +190,10 @@ class RagasFaithfulnessJudge(BaseJudge):
     "Partial" is unsupported) calls a claim supported only when all of it is; a claim is usually one or two
     statements, so 0.5 would accept half-supported claims. ragas has no "contradicted": verdicts are supported or
     unsupported. When ragas cannot parse the model's output (re-asks exhausted, an empty statement or verdict
-    list giving a NaN score, a verdict other than 0/1), the claim is unsupported with detail parse_failed and
-    counted in `self.stats["parse_failures"]`; it is never silently supported. Cache misses in replay mode and
+    list giving a NaN score, a verdict other than 0/1, fewer verdicts than statements), the claim is unsupported
+    with detail parse_failed and counted in `self.stats["parse_failures"]`; it is never silently supported.
+    Statements that repeat the placeholder question are left out of the score (a small model copies it into the
+    claim's statements); a claim with no other statement is a parse failure. Cache misses in replay mode and
     backend errors propagate.
 
     Params: threshold, decoding (finrag decoding dict; default temperature 0, max_tokens 1024), max_retries
@@ -287,12 +289,25 @@ class RagasFaithfulnessJudge(BaseJudge):
         verdicts = next(
             (e["parsed"]["statements"] for e in log if e["step"] == _NLI_MODEL and "parsed" in e), None
         )
+        dropped = 0
         if failure is None:
             if score is None or (isinstance(score, float) and math.isnan(score)):
                 failure = "no statements extracted" if not statements else "no verdicts given"
             elif any(v.get("verdict") not in (0, 1) for v in verdicts or []):
                 failure = "a verdict other than 0/1"
+            elif statements is not None and len(verdicts or []) < len(statements):
+                failure = "fewer verdicts than statements"  # unjudged statements must not pass as supported
+            else:
+                # ragas must be given a question; a small model copies the placeholder into the claim's statements,
+                # and its verdict on "(not given)" is not about the claim: such statements are left out
+                kept = [v for v in verdicts or [] if self.question not in str(v.get("statement", ""))]
+                dropped = len(verdicts or []) - len(kept)
+                if dropped and not kept:
+                    failure = "only the placeholder question was extracted as a statement"
+                elif dropped:
+                    score = sum(int(v["verdict"]) for v in kept) / len(kept)
         detail.update(
+            placeholder_statements_dropped=dropped,
             score=None if failure else round(float(score), 4),
             statements=statements,
             verdicts=verdicts,
@@ -303,7 +318,7 @@ class RagasFaithfulnessJudge(BaseJudge):
         if errors:
             detail["parse_errors"] = errors
         if statements is not None and verdicts is not None and len(statements) != len(verdicts):
-            detail["verdict_count_mismatch"] = True  # ragas scores the verdicts it got; flagged, not changed
+            detail["verdict_count_mismatch"] = True  # fewer verdicts: a parse failure (above); more: flagged
             self.stats["verdict_count_mismatches"] += 1
         if failure:
             self.stats["parse_failures"] += 1
