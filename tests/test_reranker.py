@@ -131,6 +131,19 @@ def test_tiny_training_run_writes_model_and_metrics(tmp_path):
     scores = rr.score("What does Company1 sell?", ["Company1 sells pumps.", "Unrelated text.", "x"])
     assert len(scores) == 3 and all(isinstance(s, float) for s in scores)
     assert rr.score("q", []) == []
+    # bf16 scores are coarse (ties); the fp32 head gives scores close to fp32's, and a revision of its own
+    texts = [
+        f"Company{i} sells {w} and {v}." for i in range(6) for w, v in (("pumps", "valves"), ("tea", "pens"))
+    ]
+    full = CrossEncoderReranker(tmp_path / "out" / "model", precision="fp32").score(
+        "What does Company1 sell?", texts
+    )
+    coarse = CrossEncoderReranker(tmp_path / "out" / "model", precision="bf16")
+    fine = CrossEncoderReranker(tmp_path / "out" / "model", precision="bf16", fp32_head=True)
+    assert fine.revision != coarse.revision
+    fine_scores = fine.score("What does Company1 sell?", texts)
+    assert max(abs(a - b) for a, b in zip(fine_scores, full, strict=True)) < 0.05
+    assert len(set(fine_scores)) >= len(set(coarse.score("What does Company1 sell?", texts)))
 
 
 @pytest.mark.realdata

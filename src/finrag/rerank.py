@@ -18,7 +18,9 @@ class CrossEncoderReranker:
     """search.Reranker over a sentence-transformers CrossEncoder: a folder (e.g. the one `train_reranker`
     writes) or a Hugging Face id already in the local cache (e.g. cross-encoder/ms-marco-MiniLM-L6-v2).
 
-    `precision` auto runs in bf16 where the CPU has native bf16 (as the embedders do). With `cache_dir`, every
+    `precision` auto runs in bf16 where the CPU has native bf16 (as the embedders do). bf16 logits are coarse
+    (steps of 1/128 between 1 and 2), so many candidates tie and keep their first-stage order; `fp32_head` runs
+    the classification head (and so the score) in fp32 on the bf16 encoder's output. With `cache_dir`, every
     (query, passage) score is kept in SQLite under the model's revision: the nine grid setups re-rank many of
     the same candidates (BM25 half of the fusion is shared by the three embedders of a chunker), a killed
     stage resumes, and a re-run scores nothing twice.
@@ -32,6 +34,7 @@ class CrossEncoderReranker:
         max_length: int | None = None,
         precision: str = "fp32",
         cache_dir: str | Path | None = None,
+        fp32_head: bool = False,
     ):
         from sentence_transformers import CrossEncoder
 
@@ -43,7 +46,10 @@ class CrossEncoderReranker:
         self.precision = resolve_precision(precision)
         self.model = CrossEncoder(self.name, device="cpu", max_length=max_length, local_files_only=True)
         wrev = weights_hash(folder) if folder.is_dir() else self.name
-        self.revision = sha256_text(f"{wrev}\0{self.precision}\0{self.model.max_length}")[:16]
+        head = "\0fp32-head" if fp32_head and self.precision == "bf16" else ""  # old revisions unchanged
+        self.revision = sha256_text(f"{wrev}\0{self.precision}\0{self.model.max_length}{head}")[:16]
+        if head:
+            _fp32_head(self.model)
         self._scores = None
         if cache_dir is not None:
             self._scores = SqliteKV(Path(cache_dir) / f"rerank-{self.revision}.sqlite", "s", "REAL")
@@ -74,3 +80,19 @@ class CrossEncoderReranker:
             self._scores.put_many(rows)
             known.update(rows)
         return [known[k] for k in keys]
+
+
+def _fp32_head(cross_encoder) -> None:
+    """Make the classifier of a sequence-classification model compute in fp32 even under bf16 autocast."""
+    import torch
+
+    head = getattr(cross_encoder.model, "classifier", None)
+    if head is None:
+        raise ValueError("fp32_head: the cross-encoder has no `classifier` module to keep in fp32")
+    forward = head.forward
+
+    def fp32_forward(x, *args, **kwargs):
+        with torch.autocast("cpu", enabled=False):
+            return forward(x.float(), *args, **kwargs).float()
+
+    head.forward = fp32_forward

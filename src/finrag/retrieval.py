@@ -46,6 +46,7 @@ def build_search_context(
             max_length=p.get("rerank_max_length"),
             precision=p.get("rerank_precision", "fp32"),
             cache_dir=p.get("rerank_cache"),
+            fp32_head=bool(p.get("rerank_fp32_head", False)),
         )
     return SearchContext(
         chunks=list(chunks),
@@ -82,7 +83,9 @@ def run_method(
 ) -> dict[str, list[tuple[Chunk, float]]]:
     """Top-k chunks per question; with `documents`, the company/period metadata filter is applied."""
     out = {}
-    if documents is not None:  # only documents this index holds: a match on an unindexed filing would empty the
+    if (
+        documents is not None
+    ):  # only documents this index holds: a match on an unindexed filing would empty the
         indexed = {c.doc_id for c in ctx.chunks}  # allowed set and switch the filter off for that question
         documents = [d for d in documents if d.doc_id in indexed]
     for q in tqdm(questions, desc=f"search[{method}]", disable=not progress, unit="q"):

@@ -132,7 +132,11 @@ def kappa_bootstrap(
 
 
 def agreement(
-    human: Sequence, judge: Sequence, labels: Sequence, seed: int = DEFAULT_SEED, groups: Sequence | None = None
+    human: Sequence,
+    judge: Sequence,
+    labels: Sequence,
+    seed: int = DEFAULT_SEED,
+    groups: Sequence | None = None,
 ) -> dict:
     """Everything the report shows for one rater pair: n, kappa + CI, balanced accuracy, raw agreement, matrix.
 
