@@ -220,7 +220,7 @@ def agreement_sample(
 def _row(judge: str, benchmark: str, subset: str, level: str, a: dict) -> dict:
     return {"judge": judge, "benchmark": benchmark, "subset": subset, "level": level, "n": a["n"],
             "kappa": a["kappa"], "kappa_ci": a["kappa_ci"], "balanced_accuracy": a["balanced_accuracy"],
-            "raw_agreement": a["raw_agreement"]}  # fmt: skip
+            "raw_agreement": a["raw_agreement"], "constant_rater": a.get("constant_rater")}  # fmt: skip
 
 
 def summary_table(result: dict) -> list[dict]:

@@ -28,6 +28,31 @@ REGION = re.compile(
     r"(<!-- finrag:begin (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- finrag:end (?P=name) -->)", re.DOTALL
 )
 DOCUMENTS = ("README.md", "TECHNICAL_REPORT.md")
+# the rendered sections each document must hold, in order: a section deleted, renamed or taken out of the
+# markers' reach (a broken marker) would otherwise leave stale text that nothing checks
+SECTIONS = {
+    "README.md": (
+        "status",
+        "ingest",
+        "retrieval",
+        "scoring",
+        "grader",
+        "agreement",
+        "predictions",
+        "synthetic",
+    ),
+    "TECHNICAL_REPORT.md": (
+        "ingest_detail",
+        "retrieval_detail",
+        "scoring_detail",
+        "grader_detail",
+        "agreement_detail",
+        "predictions",
+        "synthetic_detail",
+    ),
+}
+MARKER = re.compile(r"<!--[^\n]*?finrag:\s*(?:begin|end)")  # any marker-like comment, well-formed or not
+RESULT_LINK = re.compile(r"\]\((results/[^)\s]+)\)")
 
 
 def fmt(x, digits: int = 2) -> str:
@@ -104,6 +129,39 @@ def render_document(text: str, results: dict) -> str:
     return REGION.sub(repl, text)
 
 
+def structure_problems(name: str, text: str, root: Path | None = None) -> list[str]:
+    """What is wrong with a document's markers and links, independent of the figures: every expected section
+    present once, in order, with well-formed begin/end markers and nothing else that looks like a marker; every
+    link into results/ pointing at a file that exists."""
+    problems = []
+    found = [m.group("name") for m in REGION.finditer(text)]
+    expected = list(SECTIONS.get(name, found))
+    if found != expected:
+        missing = [x for x in expected if x not in found]
+        extra = [x for x in found if x not in expected]
+        dup = sorted({x for x in found if found.count(x) > 1})
+        detail = "; ".join(
+            part
+            for part in (
+                f"missing {missing}" if missing else "",
+                f"unknown {extra}" if extra else "",
+                f"repeated {dup}" if dup else "",
+                "out of order" if not (missing or extra or dup) else "",
+            )
+            if part
+        )
+        problems.append(f"{name}: rendered sections are {found}, expected {expected} ({detail})")
+    outside = REGION.sub("", text)
+    stray = [m.group(0) for m in MARKER.finditer(outside)]
+    if stray:
+        problems.append(f"{name}: {len(stray)} marker(s) outside a well-formed section, first {stray[0]!r}")
+    if root is not None:
+        for link in RESULT_LINK.findall(text):
+            if not (root / link).is_file():
+                problems.append(f"{name}: links {link}, which does not exist (run the stage that writes it)")
+    return problems
+
+
 @dataclass
 class CheckResult:
     document: str
@@ -111,8 +169,21 @@ class CheckResult:
     diff: str
 
 
+def planned_families(root: Path) -> list[str] | None:
+    """The generation families params.yaml defines (the status table says which are not recorded yet)."""
+    import yaml
+
+    path = root / "params.yaml"
+    if not path.is_file():
+        return None
+    return sorted(
+        (yaml.safe_load(path.read_text(encoding="utf-8")).get("generate") or {}).get("families") or {}
+    )
+
+
 def run(root: Path, check: bool = False) -> list[CheckResult]:
     results = load_results(root / "results")
+    results["planned_families"] = planned_families(root)
     out = []
     for name in DOCUMENTS:
         path = root / name
@@ -120,6 +191,10 @@ def run(root: Path, check: bool = False) -> list[CheckResult]:
             out.append(CheckResult(name, False, f"{name} is missing"))
             continue
         current = path.read_text(encoding="utf-8")
+        problems = structure_problems(name, current, root)
+        if problems:  # rendering cannot repair these: the document itself must be fixed
+            out.append(CheckResult(name, False, "\n".join(problems) + "\n"))
+            continue
         rendered = render_document(current, results)
         same = rendered == current
         diff = ""
