@@ -218,3 +218,21 @@ def test_real_mirror_150_questions_132_available(mirror):
     assert all(e.doc_id == q.doc_ids[0] and e.page >= 0 for q in qs for e in q.evidence)
     sectors = {d.get("gics_sector") for d in data.documents}
     assert "Industrials" in sectors and None not in sectors
+
+
+def test_a_failed_download_is_a_one_line_data_error_and_an_empty_mirror_parses_nothing(tmp_path, monkeypatch):
+    from finrag.config import DataUnavailable, mirror_dir
+    from finrag.ingest.corpus import build_corpus
+
+    class Offline(Server):
+        def __call__(self, request):
+            raise httpx.ConnectError("no network here")
+
+    with pytest.raises(DataUnavailable):  # FinanceBenchError is a DataUnavailable: the stage prints one line
+        _load(tmp_path, Offline())
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataUnavailable, match="no filing found"):
+        build_corpus(tmp_path / "empty", tmp_path / "out", progress=False, fb_docs={})
+    monkeypatch.setenv("FINRAG_MIRROR", str(tmp_path / "does-not-exist"))
+    with pytest.raises(DataUnavailable, match="not a folder"):
+        mirror_dir()

@@ -60,6 +60,8 @@ def mirror_dir(required: bool = False) -> Path | None:
     for c in candidates:
         if c and Path(c).is_dir():
             return Path(c).resolve()
+    if env:  # set, but not a folder: say so rather than carry on as if no mirror had been named
+        raise DataUnavailable(f"FINRAG_MIRROR is set to {env}, which is not a folder")
     if required:
         raise DataUnavailable(
             "real filings are not available: set FINRAG_MIRROR to a local copy of the data mirror "

@@ -230,8 +230,13 @@ def build_corpus(
     progress: bool = True,
     fb_docs: dict[str, dict] | None = None,
 ) -> dict:
-    """Parse the mirror's filings into out_dir/{documents,pages}.jsonl; return corpus metrics."""
+    """Parse the mirror's filings into out_dir/{documents,pages}.jsonl; return corpus metrics. A mirror with no
+    filing at all is an error (an empty corpus would make every question 'unavailable' and look like a result)."""
     build = _build(Path(mirror), include, parse, progress, fb_docs)
+    if not build.documents:
+        from finrag.config import DataUnavailable
+
+        raise DataUnavailable(f"no filing found in the data mirror {mirror} (expected pdfs/ and edgar/)")
     write_corpus(build, out_dir)
     return build.metrics()
 

@@ -51,7 +51,7 @@ _EXACT_NOTE = re.compile(r"exact FinanceBench doc\s+([A-Za-z0-9_.&-]+)")
 _PERIOD = re.compile(r"_(\d{4}(?:Q[1-4])?)(?:_|$)")
 
 
-class FinanceBenchError(RuntimeError):
+class FinanceBenchError(DataUnavailable):
     """FinanceBench data could not be read or downloaded. Message is one line."""
 
 
@@ -169,6 +169,12 @@ def load_financebench(
     paths: dict[str, Path] = {}
     if mirror is not None and all((Path(mirror) / "financebench" / n).exists() for n in UPSTREAM_PATHS):
         paths = {n: Path(mirror) / "financebench" / n for n in UPSTREAM_PATHS}
+        for n, path in paths.items():
+            want = EXPECTED_SHA256.get(n)
+            if want is not None and sha256_file(path) != want:
+                log.warning(
+                    "%s differs from the pinned FinanceBench file (sha256); results may not match", path
+                )
         source = f"mirror:{mirror}"
     elif download:
         paths = {
