@@ -81,9 +81,14 @@ def test_run_summary_matches_the_run_table_and_leaves_refusals_out_of_grounding(
     summary = run_summary(records)
     s = summary["m1-plain-retrieved-r0"]
     r = _row(tables["runs"], generator="sim/m1", context_mode="retrieved", prompt_style="plain")
-    # fb4 is a refusal: counted for correct (wrong) and declined, not in the grounded base
-    assert (s["n"], s["correct"], s["fully_grounded"]) == (4, 2 / 4, 2 / 3)
-    assert (s["correct"], s["fully_grounded"]) == (r["correct"]["p"], r["fully_grounded"]["p"])
+    # fb4 is a refusal: not fully grounded among all answers (P08's base), left out of the run table's base
+    assert (s["n"], s["correct"], s["fully_grounded"], s["fully_grounded_of_scored"]) == (
+        4,
+        2 / 4,
+        2 / 4,
+        2 / 3,
+    )
+    assert (s["correct"], s["fully_grounded_of_scored"]) == (r["correct"]["p"], r["fully_grounded"]["p"])
     assert set(summary) == {r["run_id"] for r in records}
     # un1 (unanswerable) declined; fp1 (false premise) used the premise: declined of the unanswerable only,
     # withheld of both kinds

@@ -54,16 +54,38 @@ def resolve(path: str, results: Mapping[str, object]):
     return node
 
 
+def why_missing(path: str, results: Mapping[str, object]) -> str | None:
+    """Why a metric path gives no number: its file is not there yet (a stage has not run), a key is not in the
+    file (a typo, or a run not scored yet), or the value is undefined (None / NaN). None when it is a number."""
+    value = resolve(path, results)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+        return None
+    stem = path.split(".", 1)[0]
+    if stem not in results:
+        return f"no results/metrics/{stem}.json yet"
+    if not _present(path, results):
+        return f"{path} is not in {stem}.json"
+    return f"{path} is undefined ({value!r})"
+
+
+def _present(path: str, results: Mapping[str, object]) -> bool:
+    """Is the path's last key present (with any value, None included)?"""
+    head, _, last = path.rpartition(".")
+    parent = resolve(head, results) if head else results
+    return isinstance(parent, Mapping) and last in parent
+
+
 def evaluate(preds: list[dict], results: Mapping[str, object]) -> dict:
     rows = []
     for p in preds:
         a = resolve(p["metric"], results)
         b = resolve(p["minus"], results) if p.get("minus") else 0.0
-        numeric = isinstance(a, int | float) and isinstance(b, int | float) and a == a and b == b
-        if not numeric:
+        reasons = [r for r in (why_missing(p["metric"], results),
+                               why_missing(p["minus"], results) if p.get("minus") else None) if r]  # fmt: skip
+        if reasons:
             status, observed = "pending", None
         else:
-            observed = float(a) - float(b)
+            observed = float(a) - float(b)  # type: ignore[arg-type]
             status = "held" if OPS[p["op"]](observed, float(p["value"])) else "did not hold"
         rows.append(
             {
@@ -72,6 +94,7 @@ def evaluate(preds: list[dict], results: Mapping[str, object]) -> dict:
                 "condition": f"{p['metric']}{' - ' + p['minus'] if p.get('minus') else ''} {p['op']} {p['value']}",
                 "observed": observed,
                 "status": status,
+                "pending_because": "; ".join(reasons) if reasons else None,
             }
         )
     counts = {s: sum(r["status"] == s for r in rows) for s in ("held", "did not hold", "pending")}

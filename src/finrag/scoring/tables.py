@@ -441,10 +441,11 @@ def cost_table(records: Sequence[dict], judge_costs: Sequence[dict] | None = Non
 
 def run_summary(records: Sequence[dict]) -> dict[str, dict]:
     """Per run id, the plain shares that docs/predictions.yaml names (eval_main.summary.<run>.<metric>): correct
-    of the FinanceBench questions; fully grounded of those answers that make a claim (a refusal is no evidence of
-    grounding either way, as in the run table); declined of the questions whose expected behaviour is to decline
-    (unanswerable from these reports); withheld (declined, or flagged the premise) of all questions that should
-    not be answered as asked (unanswerable and false-premise, as in the declining table)."""
+    and fully grounded of all FinanceBench answers (P08 speaks of "answers", so an answer with no claim counts as
+    not fully grounded here); fully_grounded_of_scored of the answers that make a claim (the run table's base);
+    declined of the questions whose expected behaviour is to decline (unanswerable from these reports, as P09
+    states); withheld (declined, or flagged the premise) of all questions that should not be answered as asked
+    (unanswerable and false-premise, as in the declining table)."""
     by_run: dict[str, list[dict]] = defaultdict(list)
     for r in records:
         by_run[r["run_id"]].append(r)
@@ -454,7 +455,8 @@ def run_summary(records: Sequence[dict]) -> dict[str, dict]:
         out[run_id] = {
             "n": len(main),
             "correct": _share(main, "correct"),
-            "fully_grounded": _share(main, "fully_grounded", _scored),
+            "fully_grounded": _share(main, "fully_grounded"),
+            "fully_grounded_of_scored": _share(main, "fully_grounded", _scored),
             "declined_when_should": _share(recs, "declined", lambda r: r["expected_behaviour"] == "decline"),
             "withheld_when_should": _share(recs, "withheld", lambda r: bool(r.get("should_decline"))),
         }
