@@ -33,7 +33,9 @@ def test_evaluate_held_failed_pending():
     assert [r["status"] for r in out["predictions"]] == ["held", "did not hold", "pending"]
     assert out["predictions"][1]["observed"] == pytest.approx(0.4)
     assert out["counts"] == {"held": 1, "did not hold": 1, "pending": 1}
-    assert out["predictions"][2]["pending_because"] == "m.z is not in m.json"  # a typo is told from a missing run
+    assert (
+        out["predictions"][2]["pending_because"] == "m.z is not in m.json"
+    )  # a typo is told from a missing run
     more = [
         {"id": "D", "statement": "s", "metric": "q.x", "op": ">", "value": 0},
         {"id": "E", "statement": "s", "metric": "m.n", "op": ">", "value": 0},
