@@ -53,13 +53,18 @@ def stage_run(stage: str, params: Mapping | None = None, nested: bool = False) -
         log.warning("MLflow unavailable (%s); stage continues without tracking", exc)
         yield _NullRun()
         return
+    if params:
+        try:
+            mlflow.log_params({k: str(v)[:500] for k, v in _flatten(params).items()})
+        except Exception as exc:  # noqa: BLE001 - a rejected parameter name must not fail the stage
+            log.warning("MLflow refused the stage's params (%s); the run goes on without them", exc)
     try:
-        if params:
-            flat = {k: str(v)[:500] for k, v in _flatten(params).items()}
-            mlflow.log_params(flat)
         yield _MlflowRun(mlflow)
     finally:
-        mlflow.end_run()
+        try:
+            mlflow.end_run()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("MLflow could not close the run (%s)", exc)
 
 
 class _NullRun:
