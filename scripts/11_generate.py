@@ -16,7 +16,14 @@ from _stage import main
 from finrag.config import params
 from finrag.contexts import load_frozen_contexts
 from finrag.contracts import Question
-from finrag.generate import family_specs, generate_answers, run_stats, shared_backend
+from finrag.generate import (
+    backend_settings,
+    family_specs,
+    generate_answers,
+    run_stats,
+    select_families,
+    shared_backend,
+)
 from finrag.io import read_jsonl, write_json, write_jsonl
 from finrag.llm.backends import make_backend
 from finrag.llm.cache import CachedLLM
@@ -42,12 +49,10 @@ def run() -> None:
             raise SystemExit(f"--shard {args.shard}: need 0 <= I < N")
         shard = (i, n)
     p = params("generate")
-    unknown = [f for f in args.family if f not in p["families"]]
-    if unknown:
-        raise SystemExit(
-            f"unknown family {unknown}; params.yaml generate.families has {sorted(p['families'])}"
-        )
-    fams = {name: p["families"][name] for name in args.family}
+    try:
+        fams = select_families(p, args.family)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
     backend_name, overrides = shared_backend(fams)
     try:
         setup, contexts = load_frozen_contexts(Path(p["contexts"]), Path(p["chunks_dir"]))
@@ -63,16 +68,15 @@ def run() -> None:
             f"{len(absent)} question/mode pairs have no frozen context (first {absent[0]}): re-run contexts"
         )
     specs = [spec for name, fam in fams.items() for spec in family_specs(name, fam, p["decoding"])]
-    settings = {**p["backends"].get(backend_name, {}), **overrides}
+    settings = backend_settings(p, backend_name, overrides)
     if shard is not None and ("prices" in settings or "cap_usd" in settings):
         raise SystemExit(
             f"--shard is for local models: {backend_name} has prices, and each shard would count the spending cap "
             "on its own"
         )
     if shard is not None and "n_threads" in settings:
-        settings["n_threads"] = (
-            1  # a speed setting, not in the cache key: N one-thread processes share the cores
-        )
+        # a speed setting, not in the cache key: N one-thread processes share the cores
+        settings["n_threads"] = 1
     backend = make_backend(backend_name, **settings)
     mode = os.environ.get("FINRAG_LLM_MODE", p["cache_mode"])
     if shard is not None and mode == "replay":

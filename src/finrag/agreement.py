@@ -285,15 +285,12 @@ def ai_pairs_by_benchmark(
     benches = sorted({va[k]["benchmark"] for k in common})
     for bench in [*benches, "all"]:
         keys = [k for k in common if bench == "all" or va[k]["benchmark"] == bench]
-        if bench == "all":  # a claim that two benchmarks share counts once when they are pooled
-            seen: set[str] = set()
-            unique = []
-            for k in sorted(keys, key=lambda k: (va[k]["benchmark"] == "attributionbench", k)):
-                ck = va[k].get("claim_key") or k
-                if ck not in seen:
-                    seen.add(ck)
-                    unique.append(k)
-            keys = sorted(unique, key=common.index)
+        if bench == "all":  # a claim two benchmarks share counts once when pooled (ExpertQA's copy is kept)
+            first: dict[str, str] = {}
+            for k in sorted(keys, key=lambda k: va[k]["benchmark"] == "attributionbench"):  # stable sort
+                first.setdefault(va[k].get("claim_key") or k, k)
+            kept = set(first.values())
+            keys = [k for k in keys if k in kept]
         if len(keys) < 2:
             continue
         res = ai_vs_ai({k: va[k]["judge"] for k in keys}, {k: vb[k]["judge"] for k in keys}, seed=seed)

@@ -240,7 +240,7 @@ def search(
     from finrag.contracts import Chunk, Document, Question
     from finrag.io import read_jsonl
     from finrag.retrieval import build_search_context
-    from finrag.search import SEARCH_METHODS, question_filter
+    from finrag.search import SEARCH_METHODS
     from finrag.search import search as run_search
 
     parts = setup.split("/")
@@ -284,8 +284,8 @@ def search(
                 )
             raise
         if filter_:
-            allowed = ctx.chunk_indices(question_filter(Question(qid="cli", question=question), docs))
-        hits = run_search(ctx, method, question, k, allowed or None)
+            allowed = ctx.filtered_indices(Question(qid="cli", question=question), docs)
+        hits = run_search(ctx, method, question, k, allowed)
     for rank, (i, score) in enumerate(hits, 1):
         c = ctx.chunks[i]
         _emit(
@@ -498,17 +498,20 @@ def progress(
     """How many calls of each generation run are recorded in the response cache (no model is loaded or called)."""
     from finrag.contexts import load_frozen_contexts
     from finrag.contracts import Question
-    from finrag.generate import family_specs, recording_progress, seconds_left
+    from finrag.generate import (
+        backend_settings,
+        family_specs,
+        recording_progress,
+        seconds_left,
+        select_families,
+    )
     from finrag.io import read_jsonl
     from finrag.llm.backends import make_backend
     from finrag.llm.cache import ResponseCache
 
     with _errors("progress"):
         p = _params("generate", params_file)
-        names = family or list(p["families"])
-        unknown = [f for f in names if f not in p["families"]]
-        if unknown:
-            _fail(f"progress: unknown family {unknown}; params.yaml has {sorted(p['families'])}")
+        fams = select_families(p, family or list(p["families"]))
         _, contexts = load_frozen_contexts(
             _need_file(_from_params(p["contexts"]), "contexts file", "run the contexts stage"),
             _from_params(p["chunks_dir"]),
@@ -516,10 +519,9 @@ def progress(
         questions = [q for q in read_jsonl(_from_params(p["questions"]), Question) if q.available]
         cache = ResponseCache(_from_params(p["cache_dir"]))  # read once for every family
         out: dict = {}
-        for name in names:
-            fam = p["families"][name]
+        for name, fam in fams.items():
             backend = make_backend(
-                fam["backend"], **{**p["backends"].get(fam["backend"], {}), **fam.get("backend_params", {})}
+                fam["backend"], **backend_settings(p, fam["backend"], fam.get("backend_params"))
             )
             specs = family_specs(name, fam, p["decoding"])
             runs = recording_progress(questions, contexts, backend.identity(), cache, specs, p["decoding"])

@@ -53,6 +53,21 @@ def family_specs(name: str, family: Mapping, base_decoding: Mapping) -> list[Run
     ]
 
 
+def select_families(p: Mapping, names: Sequence[str]) -> dict[str, Mapping]:
+    """The named families of the `generate` params section, in order; an unknown name is an error."""
+    unknown = [f for f in names if f not in p["families"]]
+    if unknown:
+        raise ValueError(
+            f"unknown family {unknown}; params.yaml generate.families has {sorted(p['families'])}"
+        )
+    return {name: p["families"][name] for name in names}
+
+
+def backend_settings(p: Mapping, backend: str, overrides: Mapping | None = None) -> dict:
+    """A backend's settings: its `generate.backends` entry, then a family's `backend_params` on top."""
+    return {**p["backends"].get(backend, {}), **(overrides or {})}
+
+
 def shared_backend(families: Mapping[str, Mapping]) -> tuple[str, dict]:
     """The one backend (name, params overrides) that several families run on; they must agree to share a pass."""
     seen = {canonical_json([f["backend"], f.get("backend_params") or {}]) for f in families.values()}

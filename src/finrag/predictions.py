@@ -54,38 +54,32 @@ def resolve(path: str, results: Mapping[str, object]):
     return node
 
 
-def why_missing(path: str, results: Mapping[str, object]) -> str | None:
-    """Why a metric path gives no number: its file is not there yet (a stage has not run), a key is not in the
-    file (a typo, or a run not scored yet), or the value is undefined (None / NaN). None when it is a number."""
+def lookup(path: str, results: Mapping[str, object]) -> tuple[float | None, str | None]:
+    """(number, None), or (None, why there is none): the file is not there yet (a stage has not run), a key is
+    not in the file (a typo, or a run not scored yet), or the value is undefined (None / NaN)."""
     value = resolve(path, results)
     if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
-        return None
+        return float(value), None
     stem = path.split(".", 1)[0]
     if stem not in results:
-        return f"no results/metrics/{stem}.json yet"
-    if not _present(path, results):
-        return f"{path} is not in {stem}.json"
-    return f"{path} is undefined ({value!r})"
-
-
-def _present(path: str, results: Mapping[str, object]) -> bool:
-    """Is the path's last key present (with any value, None included)?"""
+        return None, f"no results/metrics/{stem}.json yet"
     head, _, last = path.rpartition(".")
     parent = resolve(head, results) if head else results
-    return isinstance(parent, Mapping) and last in parent
+    if not (isinstance(parent, Mapping) and last in parent):
+        return None, f"{path} is not in {stem}.json"
+    return None, f"{path} is undefined ({value!r})"
 
 
 def evaluate(preds: list[dict], results: Mapping[str, object]) -> dict:
     rows = []
     for p in preds:
-        a = resolve(p["metric"], results)
-        b = resolve(p["minus"], results) if p.get("minus") else 0.0
-        reasons = [r for r in (why_missing(p["metric"], results),
-                               why_missing(p["minus"], results) if p.get("minus") else None) if r]  # fmt: skip
+        a, why_a = lookup(p["metric"], results)
+        b, why_b = lookup(p["minus"], results) if p.get("minus") else (0.0, None)
+        reasons = [r for r in (why_a, why_b) if r]
         if reasons:
             status, observed = "pending", None
         else:
-            observed = float(a) - float(b)  # type: ignore[arg-type]
+            observed = a - b  # type: ignore[operator]
             status = "held" if OPS[p["op"]](observed, float(p["value"])) else "did not hold"
         rows.append(
             {

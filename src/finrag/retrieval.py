@@ -9,7 +9,7 @@ import numpy as np
 from tqdm import tqdm
 
 from finrag.contracts import Chunk, Document, Question
-from finrag.search import BM25Index, SearchContext, question_filter, search
+from finrag.search import BM25Index, SearchContext, search
 
 
 def build_search_context(
@@ -83,15 +83,8 @@ def run_method(
 ) -> dict[str, list[tuple[Chunk, float]]]:
     """Top-k chunks per question; with `documents`, the company/period metadata filter is applied."""
     out = {}
-    if (
-        documents is not None
-    ):  # only documents this index holds: a match on an unindexed filing would empty the
-        indexed = {c.doc_id for c in ctx.chunks}  # allowed set and switch the filter off for that question
-        documents = [d for d in documents if d.doc_id in indexed]
     for q in tqdm(questions, desc=f"search[{method}]", disable=not progress, unit="q"):
-        allowed = None
-        if documents is not None:
-            allowed = ctx.chunk_indices(question_filter(q, documents)) or None
+        allowed = ctx.filtered_indices(q, documents) if documents is not None else None
         hits = search(ctx, method, q.question, k, allowed)
         out[q.qid] = [(ctx.chunks[i], s) for i, s in hits]
     return out

@@ -266,6 +266,14 @@ class SearchContext:
                 self._by_doc.setdefault(c.doc_id, []).append(i)
         return {i for d in doc_ids for i in self._by_doc.get(d, [])}
 
+    def filtered_indices(self, question: Question, documents: Sequence[Document]) -> set[int] | None:
+        """The chunks the company/period filter allows for `question` (None: no filter). Only documents this index
+        holds are offered to the filter: a year match on an unindexed filing would leave nothing and switch the
+        filter off, where the filter falls back to the company's indexed documents."""
+        self.chunk_indices(())  # builds the per-document index
+        indexed = [d for d in documents if d.doc_id in self._by_doc]
+        return self.chunk_indices(question_filter(question, indexed)) or None
+
 
 SearchMethod = Callable[[SearchContext, str, int, "set[int] | None"], list[Hit]]
 SEARCH_METHODS: Registry[SearchMethod] = Registry("search method")

@@ -85,49 +85,46 @@ def kappa_bootstrap(
 ) -> dict:
     """Cohen's kappa (scikit-learn) with a percentile bootstrap 95% interval over items (paired resampling), or
     over whole groups when `groups` is given (claims of one answer are not independent: resampling them one by
-    one would make the interval too narrow); fewer than MIN_GROUPS groups give no interval.
+    one would make the interval too narrow). No interval (NaN) where none means anything: fewer than two items,
+    fewer than MIN_GROUPS groups, or a rater who gives one label to every item (kappa is 0 by construction, and
+    its resamples would give [0, 0], which reads as a precise estimate; `constant_rater` says which).
 
     The resamples are computed from confusion matrices in numpy (the formula scikit-learn uses), which is what
     makes 2,000 resamples per table row affordable; a test checks it against cohen_kappa_score.
     """
     a_list, b_list = list(a), list(b)
     n = len(a_list)
-    point = kappa(a_list, b_list, labels=labels)
-    if n < 2:
-        return {"kappa": point, "ci": [float("nan"), float("nan")], "n": n}
+    out: dict = {"kappa": kappa(a_list, b_list, labels=labels), "ci": [float("nan"), float("nan")], "n": n}
+    constant = [name for name, xs in (("first", a_list), ("second", b_list)) if len(set(xs)) == 1]
+    out["constant_rater"] = "+".join(constant) if constant and n > 1 else None
     vocab = list(labels) if labels is not None else sorted(set(a_list) | set(b_list), key=str)
     code = {v: i for i, v in enumerate(vocab)}
     keep = [i for i in range(n) if a_list[i] in code and b_list[i] in code]
-    if len(keep) < 2:  # no pair (or one) uses the given labels: nothing to resample
-        return {"kappa": point, "ci": [float("nan"), float("nan")], "n": n}
-    ac = np.array([code[a_list[i]] for i in keep])
-    bc = np.array([code[b_list[i]] for i in keep])
-    rng = np.random.default_rng(seed)
+    clusters: list[np.ndarray] = []
     if groups is not None:
         g = list(groups)
         members: dict = {}
         for pos, i in enumerate(keep):
             members.setdefault(g[i], []).append(pos)
         clusters = [np.array(v) for _, v in sorted(members.items(), key=lambda kv: str(kv[0]))]
-        if len(clusters) < MIN_GROUPS:  # a percentile bootstrap over a handful of answers means nothing
-            return {"kappa": point, "ci": [float("nan"), float("nan")], "n": n, "n_groups": len(clusters)}
-        ks = np.array(
-            [
-                _kappa_from_codes(ac[idx][None, :], bc[idx][None, :], len(vocab))[0]
-                for idx in (
-                    np.concatenate([clusters[j] for j in rng.integers(0, len(clusters), len(clusters))])
-                    for _ in range(n_resamples)
-                )
-            ]
+        out["n_groups"] = len(clusters)
+    if n < 2 or len(keep) < 2 or out["constant_rater"] or (groups is not None and len(clusters) < MIN_GROUPS):
+        return out
+    ac = np.array([code[a_list[i]] for i in keep])
+    bc = np.array([code[b_list[i]] for i in keep])
+    rng = np.random.default_rng(seed)
+    if groups is not None:
+        resamples = (
+            np.concatenate([clusters[j] for j in rng.integers(0, len(clusters), len(clusters))])
+            for _ in range(n_resamples)
         )
+        ks = np.array([_kappa_from_codes(ac[i][None, :], bc[i][None, :], len(vocab))[0] for i in resamples])
     else:
         idx = rng.integers(0, len(keep), size=(n_resamples, len(keep)))
         ks = _kappa_from_codes(ac[idx], bc[idx], len(vocab))
     ks = ks[~np.isnan(ks)]
-    ci = [float(np.percentile(ks, 2.5)), float(np.percentile(ks, 97.5))] if ks.size else [float("nan")] * 2
-    out = {"kappa": point, "ci": ci, "n": n}
-    if groups is not None:
-        out["n_groups"] = len(clusters)
+    if ks.size:
+        out["ci"] = [float(np.percentile(ks, 2.5)), float(np.percentile(ks, 97.5))]
     return out
 
 
@@ -138,15 +135,10 @@ def agreement(
     seed: int = DEFAULT_SEED,
     groups: Sequence | None = None,
 ) -> dict:
-    """Everything the report shows for one rater pair: n, kappa + CI, balanced accuracy, raw agreement, matrix.
-
-    A rater that gives one label to every item makes kappa 0 by construction; its bootstrap interval would be
-    [0, 0], which reads as a precise estimate, so the interval is left undefined and `constant_rater` says who."""
+    """Everything the report shows for one rater pair: n, kappa + CI, balanced accuracy, raw agreement, matrix
+    (see kappa_bootstrap for when the interval is left undefined)."""
     human, judge = list(human), list(judge)
     kb = kappa_bootstrap(human, judge, seed=seed, labels=labels, groups=groups)
-    constant = [name for name, xs in (("first", human), ("second", judge)) if len(set(xs)) == 1]
-    if constant and len(human) > 1:
-        kb["ci"] = [float("nan"), float("nan")]
     cm = confusion_matrix(human, judge, labels=list(labels)) if human else np.zeros((len(labels),) * 2)
     present = sorted(set(human))
     bal = float(balanced_accuracy_score(human, judge)) if len(present) > 1 else float("nan")
@@ -160,7 +152,7 @@ def agreement(
         else float("nan"),
         "labels": list(labels),
         "confusion_matrix": np.asarray(cm).astype(int).tolist(),  # rows: first rater, cols: second rater
-        "constant_rater": "+".join(constant) if constant and len(human) > 1 else None,
+        "constant_rater": kb["constant_rater"],
         "ci_unit": "group" if groups is not None else "item",
         **({"n_groups": kb["n_groups"]} if "n_groups" in kb else {}),
     }

@@ -188,9 +188,22 @@ class Backend(ABC):
             "model": self.model,
             "model_revision_or_weights_sha256": self.revision(),
         }
-        if self.settings():  # only when set, so keys recorded without any setting stay valid
-            out["settings"] = self.settings()
+        settings = self.settings()
+        if settings:  # only when set, so keys recorded without any setting stay valid
+            out["settings"] = settings
         return out
+
+    def _warn_unpinned_revision(self) -> None:
+        """Once per backend: a server's model name alone may not name fixed weights (a re-pulled tag, another
+        server), and the cache key would not tell them apart."""
+        if not self.revision() and not getattr(self, "_warned_revision", False):
+            self._warned_revision = True
+            log.warning(
+                "%s: revision is not pinned; name the served weights (a digest, hash or tag) so that other weights "
+                "under the model name '%s' never share cache keys",
+                self.name,
+                self.model,
+            )
 
     def complete(
         self, messages: list[dict], *, decoding: dict, documents: list[dict] | None = None
@@ -284,9 +297,8 @@ class AnthropicBackend(Backend):
         self._sdk = None
 
     def revision(self) -> str:
-        return (
-            self._revision or self.model
-        )  # Anthropic model ids are dated snapshots or aliases: pin a snapshot
+        # Anthropic model ids are dated snapshots or aliases: pin a snapshot
+        return self._revision or self.model
 
     def settings(self) -> dict:
         return {"send_sampling": True} if self.send_sampling else {}
@@ -491,13 +503,7 @@ class OpenAICompatBackend(Backend):
         return [os.environ.get(self.api_key_env, ""), "" if key == "no-key" else key]
 
     def prepare(self) -> None:
-        if not self._revision and not getattr(self, "_warned_revision", False):
-            self._warned_revision = True
-            log.warning(
-                "openai_compat: revision is not pinned; name the served weights (a hash or a tag) so that two "
-                "servers calling their model '%s' never share cache keys",
-                self.model,
-            )
+        self._warn_unpinned_revision()
         self._client()
 
     def _client(self):
@@ -598,11 +604,7 @@ class OllamaBackend(Backend):
         return {"num_ctx": self.num_ctx}
 
     def prepare(self) -> None:
-        if not self._revision and not getattr(self, "_warned_revision", False):
-            self._warned_revision = True
-            log.warning(
-                "ollama: revision is not pinned; pin it to the model's digest so re-pulled weights get new keys"
-            )
+        self._warn_unpinned_revision()
         self._client()
         import tenacity  # noqa: F401
 
@@ -699,7 +701,7 @@ class LlamaCppBackend(Backend):
         if model_path is None:  # a packaged model, by name (default: Qwen2.5-Coder-0.5B)
             spec = local_model.packaged_model(model or local_model.PACKAGED_MODEL_NAME)
             self.model, self._sha = spec.name, spec.sha256
-        else:  # without a name, one from the weights' hash: a file name differs between machines
+        else:  # without a name: named by the weights' hash when first needed (_name_by_hash)
             self.model = model or ""
             self._sha = sha256
         self.n_ctx, self.n_threads, self.n_batch = int(n_ctx), int(n_threads), int(n_batch)
@@ -727,7 +729,7 @@ class LlamaCppBackend(Backend):
         from finrag.llm import local_model
 
         llama_cpp = local_model.import_llama_cpp()
-        self.identity()  # names a GGUF given by path alone
+        self._name_by_hash()
         if self.model_path is None:
             path = local_model.packaged_gguf(name=self.model)
         else:
@@ -750,9 +752,13 @@ class LlamaCppBackend(Backend):
     def settings(self) -> dict:
         return {"chat_format": self.chat_format} if self.chat_format else {}
 
-    def identity(self) -> dict:
+    def _name_by_hash(self) -> None:
+        """A GGUF given by path alone is named by its weights' hash (a file name differs between machines)."""
         if not self.model:
             self.model = f"gguf-{self.revision()[:16]}"
+
+    def identity(self) -> dict:
+        self._name_by_hash()
         return super().identity()
 
     def prepare(self) -> None:

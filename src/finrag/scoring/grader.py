@@ -489,9 +489,8 @@ def grade(
     gold_in_q = any(_in_question(g, qfigs) for g in gfigs)
     afigs = [f for f in a_all if not f.is_year and (gold_in_q or not _in_question(f, qfigs))]
     a_pol, hard = answer_polarity(answer, question) if g_pol else (None, False)
-    change = bool(
-        _CHANGE.search(gold) or _CHANGE.search(question)
-    )  # only a change may be two levels' difference
+    # only a change may be matched by the difference of two levels
+    change = bool(_CHANGE.search(gold) or _CHANGE.search(question))
     matched, unmatched, mismatch = _match_all(gfigs, afigs, tol, derived=change)
     res = GradeResult(
         verdict="incorrect",
@@ -559,28 +558,42 @@ def grade(
     rec = content_recall(re.sub(r"[\d.,%$€()-]+", " ", key), answer, question, lang)
     res.method = "text"
     if rec is None:
-        if _NONE_GOLD.match(body):  # "There are none": the answer must say there are none
-            said = bool(_NONE_ANSWER.search(" ".join(_SENT.split(answer.strip())[:3])))
-            res.verdict = "correct" if said else "incorrect"
-            res.detail = f"gold says there are none; the answer {'says so' if said else 'does not'}"
-            return res
-        years = [f for f in extract_figures(body, lang) if f.is_year]
-        if years:  # a year is the answer ("In which year ...?" -> "2018"): the answer must state it
-            hit = all(any(abs(a.value - y.value) < 0.5 for a in a_all) for y in years)
-            res.verdict = "correct" if hit else "incorrect"
-            res.detail = (
-                f"gold year(s) {[y.raw for y in years]} {'stated' if hit else 'not stated'} in the answer"
-            )
-            return res
-        # a bare "Yes." the answer took no side on, or an empty gold: nothing to compare, never full recall
-        res.detail, res.uncertain = "the gold has no words or figures to compare beyond its yes/no", True
-        return _maybe_llm(res, gold, answer, question, llm_grader)
+        return _wordless_gold(res, body, answer, a_all, lang, gold, question, llm_grader)
     res.recall = rec
     if gfigs and not unmatched and rec >= MIXED_RECALL_MIN:
         res.verdict, res.method = "correct", "numeric"
         res.detail = f"all {len(gfigs)} headline figure(s) matched, content recall {rec:.2f}"
         return res
     return _text_verdict(res, rec, recall_threshold, uncertain_band, gold, answer, question, llm_grader)
+
+
+def _wordless_gold(
+    res: GradeResult,
+    body: str,
+    answer: str,
+    a_all: list[Figure],
+    lang: str,
+    gold: str,
+    question: str,
+    llm_grader: LLMGrader | None,
+) -> GradeResult:
+    """A gold with no content word to compare: "There are none" (the answer must say so), a year (the answer
+    must state it), or nothing beyond its yes/no (uncertain, never full recall)."""
+    if _NONE_GOLD.match(body):
+        said = bool(_NONE_ANSWER.search(" ".join(_SENT.split(answer.strip())[:3])))
+        res.verdict = "correct" if said else "incorrect"
+        res.detail = f"gold says there are none; the answer {'says so' if said else 'does not'}"
+        return res
+    years = [f for f in extract_figures(body, lang) if f.is_year]
+    if years:
+        hit = all(any(abs(a.value - y.value) < 0.5 for a in a_all) for y in years)
+        res.verdict = "correct" if hit else "incorrect"
+        res.detail = (
+            f"gold year(s) {[y.raw for y in years]} {'stated' if hit else 'not stated'} in the answer"
+        )
+        return res
+    res.detail, res.uncertain = "the gold has no words or figures to compare beyond its yes/no", True
+    return _maybe_llm(res, gold, answer, question, llm_grader)
 
 
 def _text_verdict(

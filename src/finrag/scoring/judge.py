@@ -561,7 +561,12 @@ _VERDICT_RE = re.compile(
 # the words the prompt asks for, in capitals: preferred over any lower-case word, which may be the claim echoed back
 # ("1. The company has no debt - SUPPORTED")
 _LABEL_RE = re.compile(r"(?<![A-Za-z])(NOT\s+SUPPORTED|UNSUPPORTED|CONTRADICTED|SUPPORTED)(?![A-Za-z])")
-_LABELS = {"UNSUPPORTED": "unsupported", "CONTRADICTED": "contradicted", "SUPPORTED": "supported"}
+_LABELS = {
+    "NOT SUPPORTED": "unsupported",
+    "UNSUPPORTED": "unsupported",
+    "CONTRADICTED": "contradicted",
+    "SUPPORTED": "supported",
+}
 
 
 def split_verdict(text: str) -> tuple[str | None, str]:
@@ -571,13 +576,12 @@ def split_verdict(text: str) -> tuple[str | None, str]:
     text = text or ""
     m = _LABEL_RE.search(text)
     if m:
-        label = m.group(1).upper()
-        verdict = "unsupported" if label.startswith("NOT") else _LABELS[label]
-        return verdict, re.sub(r"^[\W_]+", "", text[m.end() :]).strip()
-    m = _VERDICT_RE.search(text)
-    if not m:
-        return None, text.strip()
-    verdict = next(v for i, (_, v) in enumerate(_VERDICT_WORDS) if m.group(f"v{i}"))
+        verdict = _LABELS[" ".join(m.group(1).split())]
+    else:
+        m = _VERDICT_RE.search(text)
+        if not m:
+            return None, text.strip()
+        verdict = next(v for i, (_, v) in enumerate(_VERDICT_WORDS) if m.group(f"v{i}"))
     return verdict, re.sub(r"^[\W_]+", "", text[m.end() :]).strip()
 
 
