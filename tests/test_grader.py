@@ -349,6 +349,59 @@ CASES = [
     # --- a bare decimal for a percent gold: its last digit is 0.1 percent for 0.627
     ("decimal-for-percent-off", "65.4%", "The ratio is 0.627", "", "incorrect", False),
     ("decimal-for-percent-rounded", "65.4%", "The ratio is 0.65", "", "correct", False),
+    # --- an abbreviation does not end the gold's headline sentence ("Adj. EBITDA", "Inc.")
+    (
+        "abbreviation-in-headline",
+        "AMCOR's Adj. EBITDA was $2,018mn in FY 2023",
+        "AMCOR's Adjusted Non-GAAP EBITDA for FY 2023 was $1,517 million.",
+        "What Was AMCOR's Adjusted Non GAAP EBITDA for FY 2023",
+        "incorrect",
+        False,
+    ),
+    (
+        "abbreviation-in-headline-right",
+        "AMCOR's Adj. EBITDA was $2,018mn in FY 2023",
+        "Adjusted EBITDA was $2,018 million in fiscal 2023.",
+        "What Was AMCOR's Adjusted Non GAAP EBITDA for FY 2023",
+        "correct",
+        False,
+    ),
+    # --- a gold of words and figures: agreeing words do not outweigh a different figure
+    (
+        "words-agree-figure-differs",
+        "They could receive $66.56 per share.",
+        "Each shareholder could receive about $48.20 per share after liquidation.",
+        "How much could each JPM shareholder get if JPM liquidated all of its assets?",
+        "incorrect",
+        False,
+    ),
+    (
+        "yes-no-gold-figures-only-explain",
+        "Yes, not only they distribute the dividends on a routine basis, 3M has also been increasing the per share "
+        "dividend for consecutive 65 years",
+        "As of early 2023, 3M had a long history of paying dividends on a routine basis and had increased its per "
+        "share dividend for over 60 consecutive years.",
+        "Does 3M maintain a stable trend of dividend distribution?",
+        "correct",
+        False,
+    ),
+    (
+        "citation-marker-is-not-a-figure",
+        "1",
+        "The company has one segment [2].",
+        "How many segments?",
+        "incorrect",
+        False,
+    ),
+    # --- "Yes," opening a refusal sentence is no answer; an <answer> wrapper hides no "Yes"
+    (
+        "yes-inside-refusal",
+        "Yes, there was a decline of ~42% between FY2023 and Q2 of FY 2024.",
+        "Yes, I cannot answer this from the provided passages. The passage does not contain what is needed.",
+        "Was there any drop in Cash & Cash equivalents between FY 2023 and Q2 of FY2024?",
+        "refusal",
+        False,
+    ),
     # --- only a change may be matched by the difference of two answer figures
     (
         "difference-is-not-a-level",

@@ -34,6 +34,9 @@ _PASSAGE_RE = re.compile(r'<passage n="(\d+)" source="([^"]*)">\n(.*?)\n</passag
 _QUESTION_RE = re.compile(r"<question>\n(.*?)\n</question>", re.S)
 _CITE_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 _ANSWER_RE = re.compile(r"^[ \t>*_#]*answer[*_]*\s*:[*_]*", re.I | re.M)
+_ANSWER_TAG = re.compile(
+    r"</?answer\b[^>]*>", re.I
+)  # "<answer>Yes, ...</answer>": a wrapper some models write
 
 
 @dataclass(frozen=True)
@@ -158,9 +161,11 @@ def bracket_citations(text: str) -> list[Citation]:
 
 
 def extract_answer(text: str) -> str:
-    """The final answer: the part after 'Answer:' when the model wrote one (cot style), else the whole text."""
+    """The final answer: the part after 'Answer:' when the model wrote one (cot style), else the whole text; an
+    <answer> wrapper is dropped so that the answer's first word ("Yes, ...") stays its first word."""
     heads = list(_ANSWER_RE.finditer(text))
-    return text[heads[-1].end() :].strip() if heads else text.strip()
+    final = text[heads[-1].end() :] if heads else text
+    return _ANSWER_TAG.sub(" ", final).strip()
 
 
 def is_decline(text: str) -> bool:

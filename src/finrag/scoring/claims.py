@@ -24,6 +24,7 @@ _ABBREV = {
     "inc", "corp", "co", "ltd", "llc", "plc", "no", "nos", "vs", "approx", "est", "mr", "ms", "mrs", "dr", "st",
     "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "fig", "figs", "e.g",
     "i.e", "u.s", "u.k", "u.s.a", "etc", "al", "cf", "p", "pp", "vol", "dept", "govt", "bros", "n.a", "s.a",
+    "adj", "excl", "incl", "avg", "yr", "yrs", "qtr", "mgmt",
 }  # fmt: skip
 _BOUNDARY = re.compile(r"[.!?](?:[\"'”’)\]]*)(?:\s*\[\d[^\]]*\])*(?=\s+[\"'“(\[]?[A-Z0-9$€£])")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")

@@ -148,12 +148,13 @@ def score_answer_record(
         g = grade(q.answer, final, q.question, **dict(grader_params or {}))
         verdict, source = g.verdict, "grader"
         rec.update(unit_mismatch=g.unit_mismatch, grade_method=g.method, grade_detail=g.detail)
+        rec.update(grade_uncertain=g.uncertain)  # near the content-word threshold or a soft yes/no
         correct = verdict == "correct"
     else:
         ok = declined if behaviour == "decline" else fp == "flagged"
         verdict = "correct" if ok else ("refusal" if declined else "incorrect")
         source = "behaviour"
-        rec.update(unit_mismatch=False, grade_method="behaviour", grade_detail="")
+        rec.update(unit_mismatch=False, grade_method="behaviour", grade_detail="", grade_uncertain=False)
         correct = ok
     rec.update(
         verdict=verdict,

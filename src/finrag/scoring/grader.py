@@ -50,6 +50,7 @@ from typing import Literal
 import snowballstemmer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from finrag.scoring.claims import split_sentences, strip_citations
 from finrag.scoring.declining import refusal_cue
 from finrag.scoring.figures import Figure, detect_number_lang, extract_figures, stated_scale
 
@@ -60,12 +61,12 @@ Method = Literal["numeric", "text", "refusal", "llm"]
 LLMGrader = Callable[[str, str, str], str]  # (gold, answer, question) -> "correct" | "incorrect" | "refusal"
 
 REL_TOL = 0.01
-ROUNDING_CAP = 0.05
+ROUNDING_CAP = 0.05  # a rounding-based match may not be further off than this (relative)
 RECALL_THRESHOLD = 0.4  # content-word recall for a free-text gold (calibrated on FinanceBench's human labels)
-RELEVANCE_MIN = 0.3
+RELEVANCE_MIN = 0.3  # share of the question's content words an opening needs before its polarity is read
 NAME_WEIGHT = 2.0
 DERIVED_WINDOW = 3  # a change may be matched by the difference of two answer figures at most this far apart
-MIXED_RECALL_MIN = 0.25  # a gold of words + figures: all figures matched and at least this content recall  # share of the question's content words an opening needs before its polarity is read  # a rounding-based match may not be further off than this (relative)
+MIXED_RECALL_MIN = 0.25  # a gold of words + figures: all figures matched and at least this content recall
 POWERS = (1e3, 1e6, 1e-3, 1e-6)
 
 
@@ -455,9 +456,6 @@ def _derived_match(g: Figure, afigs: list[Figure], tol: float) -> Figure | None:
     return None
 
 
-_FIRST_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n+")
-
-
 def grade(
     gold: str,
     answer: str,
@@ -472,7 +470,7 @@ def grade(
     """Grade ``answer`` against ``gold`` (see the module docstring). ``question`` supplies the default scale and
     the figures an answer may quote without credit."""
     gold = "" if gold is None else str(gold).strip()
-    answer = "" if answer is None else str(answer).strip()
+    answer = "" if answer is None else strip_citations(str(answer))  # "[1]" is a citation, not a figure
     question = "" if question is None else str(question)
     lang = lang or detect_number_lang(f"{gold}\n{answer}")
     q_scale = stated_scale(question)
@@ -480,10 +478,10 @@ def grade(
 
     g_pol = gold_polarity(gold)
     body = _strip_polarity(gold) if g_pol else gold
-    parts = [p for p in _FIRST_SENT.split(body) if p.strip()]
-    key = parts[0] if parts else body  # the headline: later gold sentences explain it
+    # the headline: later gold sentences explain it ("Adj. EBITDA", "Inc.", "U.S." do not end it)
+    parts = split_sentences(body)
+    key, key_end = (parts[0][2], parts[0][1]) if parts else (body, len(body))
     gfigs_all = [f for f in extract_figures(body, lang, q_scale) if not f.is_year]
-    key_end = body.find(key) + len(key) if key else 0
     gfigs = [f for f in gfigs_all if f.start < key_end]
     a_all = extract_figures(answer, lang, q_scale)
     gold_in_q = any(_in_question(g, qfigs) for g in gfigs)
@@ -507,7 +505,11 @@ def grade(
     # 1. refusals: a refusal cue and no committed answer
     cue = refusal_cue(answer, n_sentences=10_000)
     if cue is not None:
-        answered = bool(gfigs and not unmatched) or bool(g_pol and hard and a_pol == g_pol)
+        # "Yes, I cannot answer this from the passages.": a bare yes/no inside a refusal sentence is no answer
+        bare = (
+            bool(_YES_START.match(answer) or _NO_START.match(answer)) and refusal_cue(answer, 1) is not None
+        )
+        answered = bool(gfigs and not unmatched) or bool(g_pol and hard and a_pol == g_pol and not bare)
         if not answered and not _committed(answer):
             res.verdict, res.method, res.detail = "refusal", "refusal", f"refusal cue: {cue!r}"
             return res
@@ -563,6 +565,12 @@ def grade(
     if gfigs and not unmatched and rec >= MIXED_RECALL_MIN:
         res.verdict, res.method = "correct", "numeric"
         res.detail = f"all {len(gfigs)} headline figure(s) matched, content recall {rec:.2f}"
+        return res
+    contradicted = [g for g in unmatched if any(_same_kind(g, a) for a in afigs)]
+    # the words may agree, the figures say otherwise (a yes/no gold's figures only explain its yes/no)
+    if gfigs and not matched and contradicted and not g_pol:
+        res.unit_mismatch = mismatch
+        res.detail = f"the answer's figures differ from the headline's {[g.raw for g in contradicted]}"
         return res
     return _text_verdict(res, rec, recall_threshold, uncertain_band, gold, answer, question, llm_grader)
 
