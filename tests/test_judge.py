@@ -117,6 +117,23 @@ def test_no_figures_falls_back_to_overlap(numeric):
 def test_entity_terms():
     assert entity_terms("Apple's revenue rose while Microsoft lagged.") == ["Apple", "Microsoft"]
     assert entity_terms("Revenue grew at the Company in January.") == []
+    # period labels are checked as years, not as names the passages must spell the same way
+    assert entity_terms("Boeing's FY2018 PP&E and its Q2 FY23 YTD cash") == ["Boeing", "PP&E"]
+    assert entity_terms("Corning's FY2020 DPO is 365 * payables / COGS; its ROA was 5%.") == ["Corning"]
+
+
+def test_a_question_period_label_repeated_in_the_claim_is_not_a_missing_name(numeric):
+    table = [
+        "The Boeing Company\n(Dollars in millions)\nDecember 31, 2018 2017\nProperty, plant and equipment, net 12,645 12,672"
+    ]
+    v = numeric.judge(
+        "Boeing's year end FY2018 net property, plant, and equipment is $12,645 million.", table
+    )
+    assert v.verdict == "supported"
+    assert (
+        numeric.judge("Boeing's FY2018 net property, plant, and equipment is $12,900 million.", table).verdict
+        != "supported"
+    )
 
 
 def test_batch_shared_and_per_claim_passages(numeric):
@@ -258,6 +275,9 @@ def test_claim_splitter_cuts_compound_figures_and_drops_refusals():
     ]
     assert claims[0].figures == ["$6.5 billion"] and claims[4].figures == []
     assert split_claims("I cannot answer this from the provided passages.") == []
+    # prompt markup copied into the answer is not a claim
+    echoed = '<passage n="1" source="BLOCK_2016_10K p. 68">\nThe ratio is 1.00.\n</passage>'
+    assert [c.text for c in split_claims(echoed)] == ["The ratio is 1.00."]
     assert parse_markers("a [1, 2] b [3-5] [2][7]") == [1, 2, 3, 4, 5, 7]
 
 

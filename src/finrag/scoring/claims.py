@@ -167,6 +167,8 @@ def is_meta_sentence(sentence: str) -> bool:
 
 
 _LABEL = re.compile(r"^\W*(?:final\s+)?(?:answer|reasoning|sources?|references?)\s*:\**\s*", re.IGNORECASE)
+# prompt markup a small model copies into its answer ('<passage n="1" source="...">', "</answer>"): not a claim
+_MARKUP = re.compile(r"</?(?:passage|answer|question|context|passages)\b[^>]*>", re.IGNORECASE)
 
 
 def _has_amount(text: str) -> bool:
@@ -200,7 +202,7 @@ def split_claims(answer_text: str, split_compound: bool = True) -> list[Claim]:
 
     claims: list[Claim] = []
     for _, _, sent in split_sentences(answer_text):
-        text = _LABEL.sub("", strip_citations(sent)).strip()
+        text = _LABEL.sub("", _MARKUP.sub(" ", strip_citations(sent)).strip()).strip()
         if not re.search(r"[A-Za-z0-9]", text) or is_meta_sentence(text):
             continue
         pieces = _split_compound(text) if split_compound else [text]

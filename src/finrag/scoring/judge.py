@@ -67,8 +67,12 @@ _GENERIC_CAPS = {
     "year", "quarter", "total", "net", "note", "notes", "item", "form", "part", "table", "usd", "us", "u.s",
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
     "november", "december", "i", "based", "according",
+    # metric abbreviations a question defines and a filing rarely spells (the figure is still checked)
+    "dpo", "dso", "dio", "ccc", "cogs", "ppne", "roa", "roe", "roic", "fcf", "fx", "capex", "opex", "yoy",
 }  # fmt: skip
 _CAP_WORD = re.compile(r"(?<![\w'’])([A-Z][A-Za-z0-9&.\-]*[A-Za-z0-9]|[A-Z])(['’]s)?(?![\w])")
+# period labels ("FY2018", "Q2", "FY23", "YTD"): not names; a year in them is checked as a year
+_PERIOD_LABEL = re.compile(r"(?:FY|CY|FQ|Q[1-4]|H[12]|[12]H|YTD|TTM|LTM)(?:'?\d{2}|\d{4})?", re.IGNORECASE)
 
 
 def entity_terms(claim: str) -> list[str]:
@@ -85,7 +89,7 @@ def entity_terms(claim: str) -> list[str]:
         for m in _CAP_WORD.finditer(sent):
             word, poss = m.group(1), m.group(2)
             lw = word.lower().rstrip(".")
-            if lw in stops or lw in _GENERIC_CAPS or len(lw) < 2:
+            if lw in stops or lw in _GENERIC_CAPS or len(lw) < 2 or _PERIOD_LABEL.fullmatch(word):
                 continue
             initial = sent[: m.start()].strip(" \"'“(") == ""
             if initial and not (poss or re.search(r"[A-Z0-9]", word[1:]) or word.isupper()):
