@@ -3,7 +3,9 @@ study's tables with 95% intervals -> results/metrics/eval_main.json, per-answer 
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 
 from _stage import main
@@ -12,6 +14,8 @@ from finrag.generate import generation_summary
 from finrag.io import write_json, write_jsonl
 from finrag.provenance import provenance
 from finrag.scoring.evaluate import load_answers, run_scoring
+from finrag.scoring.judge import make_judge
+from finrag.scoring.model_grader import CachedLLMGrader, cached_llm
 from finrag.scoring.plots import write_plots
 from finrag.scoring.tables import run_summary
 from finrag.tracking import stage_run
@@ -22,9 +26,32 @@ def run() -> None:
     family_of = {str(f): fam for fam in p["families"] for f in (Path(p["answers_dir"]) / fam).glob("*.jsonl")}
     files = sorted(family_of)
     answers = {f: load_answers([f]) for f in files}  # read once, for the scores and for generation.json
+    # the model-backed parts (off by default): the LLM judge on a sample, the LLM grader where the grader is unsure
+    mode = os.environ.get("FINRAG_LLM_MODE", p.get("cache_mode", "replay"))
+    lspec, gspec = p.get("llm_judge") or {}, p.get("llm_grader") or {}
+    factory = None
+    if lspec.get("model"):
+        factory = partial(make_judge, llm=cached_llm(lspec["model"], p["cache_dir"], mode, "score"))
+    grader = None
+    if gspec.get("model"):
+        grader = CachedLLMGrader(
+            cached_llm(gspec["model"], p["cache_dir"], mode, "score"), gspec.get("decoding")
+        )
     with stage_run("14_score", p) as tracker:
-        result = run_scoring([a for f in files for a in answers[f]], Path(p["questions"]), p)
+        result = run_scoring(
+            [a for f in files for a in answers[f]],
+            Path(p["questions"]),
+            p,
+            judge_factory=factory,
+            llm_grader=grader,
+        )
         tables = result["tables"]
+        if grader is not None:
+            tables["llm_grader"] = {
+                "model": grader.llm.identity["model"],
+                "template_id": grader.template_id,
+                **grader.stats,
+            }
         tracker.metrics({"answers": len(result["records"])})
     scatter = tables.pop("scatter_points")
     write_plots({**tables, "scatter_points": scatter}, Path(p["plots_dir"]))

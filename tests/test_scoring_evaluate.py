@@ -408,3 +408,34 @@ def test_run_scoring_takes_answers_already_read(tmp_path):
     assert json.dumps(from_answers["records"], sort_keys=True) == json.dumps(
         from_files["records"], sort_keys=True
     )
+
+
+def test_run_scoring_asks_the_llm_grader_only_where_unsure_and_counts_it():
+    asked: list[str] = []
+
+    def grader(gold, answer, question):
+        asked.append(answer)
+        return "incorrect"
+
+    industry = Question(
+        qid="fb9",
+        question="What industry does AMCOR primarily operate in?",
+        answer="Amcor is a global leader in packaging production for various use cases.",
+        evidence=[Evidence(doc_id="3M_2018_10K", page=59)],
+        doc_ids=["3M_2018_10K"],
+    )
+    unsure = _a(
+        "fb9", "Amcor is a global packaging company [1].", [OTHER], run_id="m1-plain-oracle", ctx="oracle"
+    )
+    answers, questions = [*study_answers(), unsure], [*study_questions(), industry]
+    params = {"judge": {"name": "numeric", "params": {}}, "main_kinds": ["financebench"], "progress": False}
+    plain = run_scoring(answers, questions, params)
+    out = run_scoring(answers, questions, params, llm_grader=grader)
+    assert [r["qid"] for r in plain["records"] if r.get("grade_uncertain")] == ["fb9"]
+    assert asked == ["Amcor is a global packaging company."]
+    changed = [r for r in out["records"] if r["grade_method"] == "llm"]
+    assert [(r["qid"], r["verdict"]) for r in changed] == [("fb9", "incorrect")]
+    assert sum(row["llm_grades"] for row in out["tables"]["runs"]) == 1
+    for before, after in zip(plain["records"], out["records"], strict=True):
+        if before["qid"] != "fb9":
+            assert after["verdict"] == before["verdict"]

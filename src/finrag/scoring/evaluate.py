@@ -390,13 +390,16 @@ def run_scoring(
     questions,
     params: Mapping,
     judge_factory: Callable | None = None,
+    llm_grader: Callable | None = None,
 ) -> dict:
     """The scoring stage: read answers (or take them already read), score them, build the tables. Returns
     {"records", "tables"}.
 
     `questions`: Question records, a {qid: Question} mapping, or a JSONL path. `judge_factory(name, **params)`
     builds a judge (default `finrag.scoring.judge.make_judge`, which has no LLM); the stage passes one that gives
-    the LLM judge its CachedLLM. `params` is the `score:` section (see the module docstring of tables.py).
+    the LLM judge its CachedLLM. `llm_grader(gold, answer, question)` is asked where the deterministic grader is
+    uncertain (finrag.scoring.model_grader.CachedLLMGrader). `params` is the `score:` section (see the module
+    docstring of tables.py).
     """
     from finrag.scoring.judge import make_judge
     from finrag.scoring.tables import build_tables
@@ -426,7 +429,11 @@ def run_scoring(
         per_run,
         llm_seed=seed,
         citations=bool(params.get("citations", True)),
-        grader_params=params.get("grader") or None,
+        grader_params={
+            **dict(params.get("grader") or {}),
+            **({"llm_grader": llm_grader} if llm_grader else {}),
+        }
+        or None,
         replicate_suffix=params.get("replicate_suffix", REPLICATE_SUFFIX),
         progress=bool(params.get("progress", True)),
     )

@@ -58,7 +58,8 @@ __all__ = ["GradeResult", "Verdict", "answer_polarity", "content_recall", "grade
 
 Verdict = Literal["correct", "incorrect", "refusal"]
 Method = Literal["numeric", "text", "refusal", "llm"]
-LLMGrader = Callable[[str, str, str], str]  # (gold, answer, question) -> "correct" | "incorrect" | "refusal"
+# (gold, answer, question) -> "correct" | "incorrect" | "refusal", or None when it cannot tell
+LLMGrader = Callable[[str, str, str], str | None]
 
 REL_TOL = 0.01
 ROUNDING_CAP = 0.05  # a rounding-based match may not be further off than this (relative)
@@ -625,7 +626,11 @@ def _maybe_llm(
 ) -> GradeResult:
     if llm_grader is None or not res.uncertain or res.unit_mismatch:
         return res
-    v = str(llm_grader(gold, answer, question)).strip().lower()
+    reply = llm_grader(gold, answer, question)
+    if reply is None:  # the grader could not tell (an unreadable reply): the deterministic verdict stands
+        res.detail += "; LLM grader reply unreadable, deterministic verdict kept"
+        return res
+    v = str(reply).strip().lower()
     if v not in ("correct", "incorrect", "refusal"):
         raise ValueError(f"llm_grader returned {v!r}; expected correct / incorrect / refusal")
     res.detail += f"; deterministic verdict {res.verdict} was uncertain, LLM grader said {v}"

@@ -165,6 +165,7 @@ def run_table(records: Sequence[dict], main_kinds: Sequence[str] | None = None) 
             correct_or_grounded=_prop(recs, lambda r: r["correct_or_grounded"]),
             unit_mismatch=sum(1 for r in recs if r.get("unit_mismatch")),
             uncertain_grades=sum(1 for r in recs if r.get("grade_uncertain")),
+            llm_grades=sum(1 for r in recs if r.get("grade_method") == "llm"),
             groundedness=_mean(recs, "groundedness"),
             citation_recall=_mean(recs, "citation_recall"),
             citation_precision=_mean(recs, "citation_precision"),
