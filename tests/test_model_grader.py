@@ -3,10 +3,12 @@ recorded once and replayed, an unreadable reply counted and never guessed."""
 
 from __future__ import annotations
 
+import pytest
+
 from finrag.llm.backends import Backend, Completion
 from finrag.llm.cache import CachedLLM
 from finrag.scoring.grader import grade
-from finrag.scoring.model_grader import CachedLLMGrader, read_grade
+from finrag.scoring.model_grader import CachedLLMGrader, cached_llm, read_grade
 
 GOLD = "Amcor is a global leader in packaging production for various use cases."
 UNSURE = "Amcor is a global packaging company."  # content score near the threshold: uncertain
@@ -51,3 +53,10 @@ def test_unreadable_reply_keeps_the_deterministic_verdict(tmp_path):
     res = grade(GOLD, UNSURE, QUESTION, llm_grader=g)
     assert res.verdict == plain.verdict and res.method == plain.method
     assert "unreadable" in res.detail and g.stats == {"asked": 1, "unreadable": 1}
+
+
+def test_cached_llm_from_a_params_block(tmp_path):
+    llm = cached_llm({"backend": "extractive"}, tmp_path, "replay", "score")
+    assert llm.identity["backend"] == "extractive" and llm.mode == "replay" and llm.stage == "score"
+    with pytest.raises(ValueError, match="needs 'backend'"):
+        cached_llm({"model": "x"}, tmp_path, "replay", "score")
