@@ -124,6 +124,8 @@ def test_answer_helpers():
     assert extract_answer("Reasoning: x is in [1].\nAnswer: $1,577 million [1]") == "$1,577 million [1]"
     assert extract_answer("**Answer:** 12%") == "12%"
     assert extract_answer("just text") == "just text"
+    assert extract_answer("Reasoning: x [1].\nFinal answer: MMM26 [1]") == "MMM26 [1]"
+    assert extract_answer("3. Provide the answer:\n   - Answer: $0\n\nFinal answer: Answer: $0") == "$0"
     assert extract_answer("<answer>\nYes, it has.</answer>") == "Yes, it has."
     assert extract_answer('<answer n="3">No.') == "No."
     assert is_decline("I cannot answer this from the provided  passages. Capex is missing.")

@@ -33,7 +33,9 @@ STYLES_ORDER = ("plain", "quote", "cot", "decline")
 _PASSAGE_RE = re.compile(r'<passage n="(\d+)" source="([^"]*)">\n(.*?)\n</passage>', re.S)
 _QUESTION_RE = re.compile(r"<question>\n(.*?)\n</question>", re.S)
 _CITE_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
-_ANSWER_RE = re.compile(r"^[ \t>*_#]*answer[*_]*\s*:[*_]*", re.I | re.M)
+_ANSWER_RE = re.compile(
+    r"^[ \t>*_#-]*(?:final\s+)?answer[*_]*\s*:[*_]*", re.I | re.M
+)  # "- Answer:", "Final answer:"
 _ANSWER_TAG = re.compile(
     r"</?answer\b[^>]*>", re.I
 )  # "<answer>Yes, ...</answer>": a wrapper some models write
@@ -165,6 +167,8 @@ def extract_answer(text: str) -> str:
     <answer> wrapper is dropped so that the answer's first word ("Yes, ...") stays its first word."""
     heads = list(_ANSWER_RE.finditer(text))
     final = text[heads[-1].end() :] if heads else text
+    while heads and (again := _ANSWER_RE.match(final.strip())):  # "Final answer: Answer: $0"
+        final = final.strip()[again.end() :]
     return _ANSWER_TAG.sub(" ", final).strip()
 
 
