@@ -445,6 +445,12 @@ def run_scoring(
         n_claims = sum(r["llm_n_claims"] or 0 for r in sampled)
         judge_costs.append(_judge_cost(llm_judge, len(sampled), n_claims, timed_llm.seconds, llm_meters))
     tables = build_tables(records, params, judge_costs=judge_costs)
+    if params.get(
+        "chance_check", True
+    ):  # the primary judge on another question's passages (finrag.scoring.chance)
+        from finrag.scoring.chance import mismatched_passages_check
+
+        tables["chance_support"] = {"judge": judge.name, **mismatched_passages_check(answers, judge)}
     return {"records": records, "tables": tables}
 
 
