@@ -278,6 +278,16 @@ def test_claim_splitter_cuts_compound_figures_and_drops_refusals():
     # prompt markup copied into the answer is not a claim
     echoed = '<passage n="1" source="BLOCK_2016_10K p. 68">\nThe ratio is 1.00.\n</passage>'
     assert [c.text for c in split_claims(echoed)] == ["The ratio is 1.00."]
+    # list markers and bare years on their own lines say nothing
+    listed = "Reasoning: Total assets were $59,268 million.\n1.\n2022\n2021\nAnswer: $59,268"
+    assert [c.text for c in split_claims(listed)] == ["Total assets were $59,268 million.", "$59,268"]
+
+
+def test_a_bare_figure_claim_must_appear_as_stated(numeric):
+    table = ["Total assets $ 59,268 $ 55,556\nTotal liabilities 41,190"]
+    assert numeric.judge("$59,268", table).verdict == "supported"
+    assert numeric.judge("$100,824", table).verdict != "supported"  # 59,268 + 41,190 + ...: no arithmetic
+    assert numeric.judge("$96,458", table).verdict != "supported"  # 55,556 + 41,190 - wordless: no arithmetic
     assert parse_markers("a [1, 2] b [3-5] [2][7]") == [1, 2, 3, 4, 5, 7]
 
 

@@ -171,6 +171,13 @@ _LABEL = re.compile(r"^\W*(?:final\s+)?(?:answer|reasoning|sources?|references?)
 _MARKUP = re.compile(r"</?(?:passage|answer|question|context|passages)\b[^>]*>", re.IGNORECASE)
 
 
+def _says_nothing(text: str) -> bool:
+    """A list marker ("1.", "2)") or a bare year ("2022", a table header line): no content word, no amount."""
+    if re.fullmatch(r"\W*\(?\d{1,2}[.)]\W*", text):
+        return True
+    return not content_stems(text) and not _has_amount(text)
+
+
 def _has_amount(text: str) -> bool:
     from finrag.scoring.figures import extract_figures
 
@@ -203,7 +210,7 @@ def split_claims(answer_text: str, split_compound: bool = True) -> list[Claim]:
     claims: list[Claim] = []
     for _, _, sent in split_sentences(answer_text):
         text = _LABEL.sub("", _MARKUP.sub(" ", strip_citations(sent)).strip()).strip()
-        if not re.search(r"[A-Za-z0-9]", text) or is_meta_sentence(text):
+        if not re.search(r"[A-Za-z0-9]", text) or is_meta_sentence(text) or _says_nothing(text):
             continue
         pieces = _split_compound(text) if split_compound else [text]
         for piece in pieces:

@@ -472,6 +472,10 @@ class NumericJudge(BaseJudge):
                 pfigs.append({"fig": f, "relevance": rel, "where": {"passage": pi, "segment": si}})
         cands = [p for p in pfigs if p["relevance"] >= self.context_min]
         arith_cands = [p for p in pfigs if p["relevance"] >= self.arithmetic_context_min]
+        if (
+            not claim_stems
+        ):  # "Answer: $59,268": a bare figure has no words to place it; it must appear as stated
+            cands, arith_cands = pfigs, []
         detail["n_passage_figures"] = len(pfigs)
         detail["n_in_context"] = len(cands)
         evidence: list[str] = []

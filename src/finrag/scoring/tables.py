@@ -271,6 +271,11 @@ def declining_table(records: Sequence[dict]) -> list[dict]:
     return clean(rows)
 
 
+MAX_DEGENERATE_SHARE = (
+    0.05  # bootstrap resamples with a constant variable tolerated before no interval is given
+)
+
+
 def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
         return float("nan")
@@ -296,6 +301,7 @@ def correlation_table(
             by_q[r["qid"]].append(i)
         groups = [np.array(by_q[q]) for q in qids]
         rho = _spearman(x, y)
+        degenerate = 0
         pval = float("nan")
         ci = [float("nan"), float("nan")]
         if math.isfinite(rho) and len(qids) >= 3:
@@ -305,8 +311,11 @@ def correlation_table(
                 idx = np.concatenate([groups[j] for j in rng.integers(0, len(groups), len(groups))])
                 boots.append(_spearman(x[idx], y[idx]))
             b = np.array(boots)
+            degenerate = int(np.sum(~np.isfinite(b)))
             b = b[np.isfinite(b)]
-            if b.size:
+            # a resample where one variable is constant has no rho; dropping many of them would keep only the
+            # resamples that hold the few varying answers and bias the interval (here: no interval at all)
+            if b.size and degenerate <= MAX_DEGENERATE_SHARE * n_resamples:
                 ci = [float(np.percentile(b, 2.5)), float(np.percentile(b, 97.5))]
                 # two-sided, from the same question-level resamples as the interval (answers to one question are
                 # not independent, so spearmanr's own p-value would be too small)
@@ -321,6 +330,7 @@ def correlation_table(
                 "ci": ci,
                 "ci_method": f"percentile bootstrap over questions, {n_resamples} resamples, seed {seed}",
                 "p_method": "two-sided share of the question-level bootstrap on the far side of 0",
+                "degenerate_resamples": degenerate,
                 "mean_evidence_recall": float(x.mean()),
                 "mean_groundedness": float(y.mean()),
             }
