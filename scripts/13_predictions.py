@@ -7,7 +7,7 @@ from pathlib import Path
 from _stage import main
 from finrag.config import params
 from finrag.io import write_json
-from finrag.predictions import evaluate, load_predictions
+from finrag.predictions import evaluate, load_caveats, load_predictions
 from finrag.report.render import load_results
 
 
@@ -15,7 +15,9 @@ def run() -> None:
     p = params("predictions")
     results = load_results(Path("results"))
     results.pop("predictions", None)
-    out = evaluate(load_predictions(Path(p["file"])), results)
+    preds = load_predictions(Path(p["file"]))
+    caveats = load_caveats(Path(p["caveats"]) if p.get("caveats") else None, {x["id"] for x in preds})
+    out = evaluate(preds, results, caveats)
     write_json(Path(p["metrics_out"]), out)
 
 

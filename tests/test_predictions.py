@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from finrag.predictions import evaluate, load_predictions, resolve
+from finrag.predictions import PredictionError, evaluate, load_caveats, load_predictions, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 FILE = ROOT / "docs" / "predictions.yaml"
@@ -47,6 +47,29 @@ def test_evaluate_held_failed_pending():
 def test_predictions_file_is_valid():
     preds = load_predictions(FILE)
     assert len(preds) >= 10
+    caveats = load_caveats(ROOT / "docs" / "prediction_caveats.yaml", {p["id"] for p in preds})
+    assert all(c["text"] and c["date"] for cs in caveats.values() for c in cs)
+
+
+def test_caveats_attach_to_their_prediction_and_never_to_an_unknown_one(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("caveats:\n  - {id: P1, date: 2026-11-30, text: 'seen before scoring'}\n")
+    preds = [{"id": "P1", "statement": "s", "metric": "m.x", "op": ">", "value": 0}]
+    cav = load_caveats(f, {"P1"})
+    row = evaluate(preds, {"m": {"x": 1.0}}, cav)["predictions"][0]
+    assert row["status"] == "held" and row["caveats"] == [
+        {"date": "2026-11-30", "text": "seen before scoring"}
+    ]
+    assert evaluate(preds, {"m": {"x": 1.0}})["predictions"][0]["caveats"] == []
+    with pytest.raises(PredictionError, match="unknown prediction P9"):
+        load_caveats(_bad(tmp_path), {"P1"})
+    assert load_caveats(tmp_path / "absent.yaml", {"P1"}) == {}
+
+
+def _bad(tmp_path):
+    f = tmp_path / "bad.yaml"
+    f.write_text("caveats:\n  - {id: P9, date: 2026-11-30, text: x}\n")
+    return f
 
 
 # Each prediction as first committed (71e4d4f, before any result it concerns existed): the sha256 of its canonical

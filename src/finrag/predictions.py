@@ -70,7 +70,26 @@ def lookup(path: str, results: Mapping[str, object]) -> tuple[float | None, str 
     return None, f"{path} is undefined ({value!r})"
 
 
-def evaluate(preds: list[dict], results: Mapping[str, object]) -> dict:
+def load_caveats(path: Path | None, known_ids: set[str]) -> dict[str, list[dict]]:
+    """Dated caveats added after a prediction was written (the prediction itself is never edited): why it may no
+    longer be a clean test. {id: [{"date", "text"}]}; an unknown id is an error."""
+    if path is None or not Path(path).exists():
+        return {}
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    out: dict[str, list[dict]] = {}
+    for c in data.get("caveats") or []:
+        for key in ("id", "date", "text"):
+            if key not in c:
+                raise PredictionError(f"{path}: a caveat lacks '{key}'")
+        if c["id"] not in known_ids:
+            raise PredictionError(f"{path}: caveat for unknown prediction {c['id']}")
+        out.setdefault(c["id"], []).append({"date": str(c["date"]), "text": " ".join(str(c["text"]).split())})
+    return out
+
+
+def evaluate(
+    preds: list[dict], results: Mapping[str, object], caveats: Mapping[str, list] | None = None
+) -> dict:
     rows = []
     for p in preds:
         a, why_a = lookup(p["metric"], results)
@@ -89,6 +108,7 @@ def evaluate(preds: list[dict], results: Mapping[str, object]) -> dict:
                 "observed": observed,
                 "status": status,
                 "pending_because": "; ".join(reasons) if reasons else None,
+                "caveats": list((caveats or {}).get(p["id"], [])),
             }
         )
     counts = {s: sum(r["status"] == s for r in rows) for s in ("held", "did not hold", "pending")}
