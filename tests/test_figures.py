@@ -176,3 +176,10 @@ def test_positions_and_decimals() -> None:
     assert text[f.start : f.end] == f.raw == "$1,234.50 million"
     assert f.decimals == 2
     assert one("1,234").decimals == 0
+
+
+def test_compound_durations_are_not_amounts():
+    assert [f.raw for f in extract_figures("The 3-year average net margin is 3.0%.")] == ["3.0%"]
+    for text in ("a 10-year note", "a 52-week high", "over a 30-day period", "a 2-for-1 stock split"):
+        assert extract_figures(text) == []
+    assert [f.raw for f in extract_figures("over the 5 years")] == ["5"]  # a count stays a figure

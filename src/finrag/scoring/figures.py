@@ -114,6 +114,8 @@ _YEAR_PREFIX = re.compile(
 )
 _ORDINAL_AFTER = re.compile(r"^(?:st|nd|rd|th|º|ª|er|o)\b", re.IGNORECASE)
 _FORM_AFTER = re.compile(r"^-(?:K|Q|F|KSB|QSB)\b")
+# "3-year average", "52-week high", "30-day period", "2-for-1 split": a compound adjective, not an amount
+_DURATION_AFTER = re.compile(r"^-(?:years?|months?|weeks?|days?|quarters?|hours?|for-\d)\b", re.IGNORECASE)
 _LIST_MARKER = re.compile(r"(?:^|\n)[ \t]*$")
 
 _STATED_SCALE_RE = re.compile(
@@ -274,7 +276,7 @@ def extract_figures(text: str, lang: str | None = None, default_scale: float | N
             # "777X", "2022Q2", "1st", "10th": part of a word or an ordinal ("2.5x" is a multiple: kept)
             if (after_num[:1].isalpha() or after_num[:1] == "_") and not re.match(r"^x\b", after_num):
                 continue
-            if _FORM_AFTER.match(after_num):
+            if _FORM_AFTER.match(after_num) or _DURATION_AFTER.match(after_num):
                 continue
         # dates: "May 26, 2023" / "26 May 2023" (the day); the year itself is flagged below
         digits_only = re.fullmatch(r"\d{1,2}", num) is not None
