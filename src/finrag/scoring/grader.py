@@ -22,7 +22,11 @@ Rules (each is a documented choice, validated against FinanceBench's human label
   figures (the levels it is computed from); any other gold may not.
 * **Which gold figures count**: those of the gold's first sentence (later sentences explain it). A gold whose
   first sentence is essentially its figures (at most one content word beyond the question) is *numeric*: all
-  its figures must match. Otherwise the words decide (below); matching all the figures lowers the bar.
+  its figures must match. Otherwise the words decide (below); matching all the figures lowers the bar, and
+  missing them all while the answer states figures of the same kind makes the answer incorrect whatever its words
+  (not for a yes/no gold, whose figures only explain its yes/no). The headline is the first sentence as the claim
+  splitter cuts it, so an abbreviation ("Adj. EBITDA", "Inc.") does not end it. Citation markers ("[1]") in the
+  answer are not figures.
 * **Signs** are compared by magnitude: "decreased by $229 million" answers a gold of -$229 million, and an
   accounting "(0.6)%" answers 0.62%; the FinanceBench labellers did not penalise sign conventions.
 * **Off by a power of 1,000** (answer/gold within 1% of 1e3, 1e6, 1e-3 or 1e-6) -> ``incorrect`` with

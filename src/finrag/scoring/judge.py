@@ -103,8 +103,7 @@ def entity_terms(claim: str) -> list[str]:
 
 def significant_digits(raw: str) -> int:
     """Significant digits as written: "$8.1 billion" 2, "1,577" 4, "0.62%" 2, "12.30%" 4."""
-    digits = re.sub(r"\D", "", raw.split("e")[0]) if raw else ""
-    return len(digits.lstrip("0"))
+    return len(re.sub(r"\D", "", raw or "").lstrip("0"))
 
 
 def _entity_present(word: str, ptext_lower: str, pstems: set[str]) -> bool:
@@ -186,8 +185,9 @@ class NumericJudge(BaseJudge):
     sum, difference, ratio, percent change of two passage figures), arithmetic_scope ("passage": operands from
     one passage; "all"), max_operands (per scope, most relevant first), context_min (a passage figure counts only
     when its table row / sentence shares at least this many content words with the claim), arithmetic_context_min
-    (the same for the operands of an arithmetic step: 2, since with one shared word a chance pair of figures
-    "supported" 39 of 413 figure claims judged against another question's passages; None = context_min),
+    (the same for the operands of an arithmetic step; 2, because with one shared word chance pairs of figures
+    supported many claims judged against another question's passages: docs/design_notes.md, "Chance support";
+    None = context_min),
     arithmetic_min_digits (significant digits a claim figure needs before arithmetic is tried), overlap_threshold
     (the no-figure fallback), check_years, check_entities, detect_contradiction, contradiction_overlap.
     """
