@@ -209,3 +209,31 @@ def test_recording_progress_counts_what_is_cached_without_calling(tmp_path):
         "b": {"calls": 4, "recorded": 0, "model_seconds": 0},
     }
     assert seconds_left(runs) == 30.0  # 5 s per recorded call x 6 missing
+
+
+def test_an_answer_cut_at_max_tokens_is_recorded_and_counted(tmp_path):
+    """finish_reason travels from the backend through the cache into the answer, and run_stats counts the cut ones."""
+    from finrag.generate import run_stats
+    from finrag.llm.backends import Backend, Completion
+
+    class Talkative(Backend):
+        name, model = "talkative", "t"
+
+        def _complete(self, messages, decoding, documents):
+            cut = "What was A's net income" in messages[-1]["content"]
+            return Completion(
+                text="Reasoning: ...", model=self.model, finish_reason="length" if cut else "stop"
+            )
+
+    builder = ContextBuilder(CHUNKS, fake_rank, k=3)
+    q2 = Q.model_copy(update={"qid": "q2", "question": "What was B's net income?", "doc_ids": ["B"]})
+    contexts = {(q.qid, "retrieved"): builder.build(q, "retrieved") for q in (Q, q2)}
+    spec = [RunSpec("t-cot-retrieved", "cot", "retrieved")]
+    dec = {"temperature": 0.0, "max_tokens": 8, "seed": 0}
+    out = generate_answers([Q, q2], contexts, CachedLLM(Talkative(), tmp_path, mode="auto", stage="t"), spec, dec,
+                           progress=False)["t-cot-retrieved"]  # fmt: skip
+    replayed = generate_answers([Q, q2], contexts, CachedLLM(Talkative().identity(), tmp_path, mode="replay",
+                                stage="t"), spec, dec, progress=False)["t-cot-retrieved"]  # fmt: skip
+    assert [a.finish_reason for a in out] == [a.finish_reason for a in replayed]
+    assert sorted(a.finish_reason for a in out) == ["length", "stop"]
+    assert run_stats(out)["cut_at_max_tokens"] == 1

@@ -390,6 +390,7 @@ def test_generation_summary_per_family_from_saved_answers():
     assert set(got) == {"qwen", "extractive"}
     assert got["qwen"]["runs"]["m1-plain-retrieved"] == {
         "answers": 2, "input_tokens": 400, "output_tokens": 30, "model_seconds": 3.0, "cost_usd": 0.004,
+        "cut_at_max_tokens": 0,
     }  # fmt: skip
     total = got["qwen"]["total"]
     assert total["answers"] == 3 and total["input_tokens"] == 500 and total["model_seconds"] == 4.5

@@ -143,6 +143,9 @@ class Answer(Record):
     latency_s: float = 0.0
     cost_usd: float = 0.0
     cache_key: str = ""
+    finish_reason: str | None = (
+        None  # "length": cut at max_tokens (a cot answer may end before its "Answer:")
+    )
 
 
 class Claim(Record):

@@ -125,6 +125,7 @@ def generate_answers(
                     latency_s=comp.latency_s,
                     cost_usd=comp.cost_usd,
                     cache_key=key,
+                    finish_reason=comp.finish_reason or None,
                 )
             )
             bar.update(1)
@@ -149,6 +150,7 @@ def run_stats(answers: Sequence[Answer]) -> dict:
         "output_tokens": int(sum(a.usage.get("output_tokens", 0) for a in answers)),
         "model_seconds": round(sum(a.latency_s for a in answers), 1),
         "cost_usd": round(sum(a.cost_usd for a in answers), 6),
+        "cut_at_max_tokens": sum(a.finish_reason == "length" for a in answers),
     }
 
 
@@ -162,7 +164,8 @@ def generation_summary(answers_by_family: Mapping[str, Sequence[Answer]]) -> dic
         for a in answers:
             by_run.setdefault(a.run_id, []).append(a)
         runs = {run_id: run_stats(rows) for run_id, rows in sorted(by_run.items())}
-        total = {k: sum(r[k] for r in runs.values()) for k in ("answers", "input_tokens", "output_tokens")}
+        keys = ("answers", "input_tokens", "output_tokens", "cut_at_max_tokens")
+        total = {k: sum(r[k] for r in runs.values()) for k in keys}
         total["model_seconds"] = round(sum(r["model_seconds"] for r in runs.values()), 1)
         total["cost_usd"] = round(sum(r["cost_usd"] for r in runs.values()), 6)
         total["calls_per_hour"] = (

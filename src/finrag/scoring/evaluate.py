@@ -215,6 +215,7 @@ def score_answer_record(
         output_tokens=int(a.usage.get("output_tokens", 0) or 0),
         latency_s=float(a.latency_s),
         cost_usd=float(a.cost_usd),
+        cut_at_max_tokens=a.finish_reason == "length",
     )
     return rec
 

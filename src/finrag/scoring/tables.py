@@ -166,6 +166,7 @@ def run_table(records: Sequence[dict], main_kinds: Sequence[str] | None = None) 
             unit_mismatch=sum(1 for r in recs if r.get("unit_mismatch")),
             uncertain_grades=sum(1 for r in recs if r.get("grade_uncertain")),
             llm_grades=sum(1 for r in recs if r.get("grade_method") == "llm"),
+            cut_at_max_tokens=sum(1 for r in recs if r.get("cut_at_max_tokens")),
             groundedness=_mean(recs, "groundedness"),
             citation_recall=_mean(recs, "citation_recall"),
             citation_precision=_mean(recs, "citation_precision"),
