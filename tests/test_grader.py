@@ -544,3 +544,5 @@ def test_false_premise_response(answer: str, expected: str) -> None:
 def test_repeats_premise() -> None:
     assert repeats_premise("With revenue of $5 billion, ...", ["$5 billion"])
     assert not repeats_premise("Revenue was $3.1 billion.", [5e9])
+    assert not repeats_premise("The facility was raised to $5.25 billion.", ["$5.2 billion"])  # a real figure
+    assert repeats_premise("Net income of $5,200 million was driven by ...", ["$5.2 billion"])

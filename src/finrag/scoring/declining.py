@@ -153,9 +153,11 @@ def _premise_values(premise_figures: Sequence[str | float | Figure]) -> list[flo
 
 
 def repeats_premise(
-    answer: str, premise_figures: Sequence[str | float | Figure], rel_tol: float = 0.01
+    answer: str, premise_figures: Sequence[str | float | Figure], rel_tol: float = 0.001
 ) -> bool:
-    """True when the answer states one of the made-up figures (within ``rel_tol``)."""
+    """True when the answer states one of the made-up figures (within ``rel_tol``: a made-up figure is repeated as
+    written, not computed, so 1% would also catch a real "$5.25 billion" credit facility for a made-up "$5.2
+    billion" net income)."""
     want = _premise_values(premise_figures)
     got = [f.value for f in extract_figures(str(answer or "")) if not f.is_year]
     return any(abs(g - w) <= rel_tol * max(abs(w), 1e-12) for w in want for g in got)
