@@ -360,3 +360,17 @@ def test_llm_judge_through_the_real_response_cache(tmp_path):
     again = replay.judge_batch(claims, PROSE)
     assert [v.verdict for v in again] == ["supported", "unsupported"]
     assert replay.stats["cache_hits"] == 1 and backend.n == 1
+
+
+def test_the_judge_reads_a_passage_under_its_source_name(numeric):
+    """The prompt shows each passage's source; a company named only there ("Block" in Square's 10-K) is not a
+    missing name, while a claim about another company stays unsupported."""
+    from finrag.contracts import Passage
+
+    text = "Total current assets 1,223,000 and total current liabilities 1,223,000."
+    block = [Passage(n=1, chunk_id="c1", doc_id="BLOCK_2016_10K", pages=[68], text=text)]
+    amcor = [Passage(n=1, chunk_id="c2", doc_id="AMCOR_2023_10K", pages=[3], text=text)]
+    claim = "Block's FY2016 total current assets were 1,223,000."
+    assert score_answer(claim, block, numeric)["fully_grounded"] is True
+    assert score_answer(claim, amcor, numeric)["fully_grounded"] is False
+    assert score_answer("Total current assets were 1,223,000.", [text], numeric)["fully_grounded"] is True

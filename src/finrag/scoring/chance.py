@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from finrag.contracts import Answer
-from finrag.scoring.claims import split_claims
+from finrag.scoring.claims import passage_texts, split_claims
 from finrag.stats import wilson_interval
 
 DEFAULT_OFFSET = 7
@@ -40,8 +40,8 @@ def mismatched_passages_check(answers: Sequence[Answer], judge, offset: int = DE
             if not claims:
                 continue
             n += len(claims)
-            own.update(_how(v) for v in judge.judge_batch(claims, [p.text for p in a.passages]))
-            other.update(_how(v) for v in judge.judge_batch(claims, [p.text for p in b.passages]))
+            own.update(_how(v) for v in judge.judge_batch(claims, passage_texts(a.passages)))
+            other.update(_how(v) for v in judge.judge_batch(claims, passage_texts(b.passages)))
 
     def share(c: Counter) -> dict:
         k = sum(v for how, v in c.items() if how not in ("unsupported", "contradicted"))

@@ -15,7 +15,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from finrag.contracts import Answer, Citation, Passage
-from finrag.scoring.claims import is_meta_sentence, parse_markers, split_sentences, strip_citations
+from finrag.scoring.claims import as_seen, is_meta_sentence, parse_markers, split_sentences, strip_citations
+
+
+def _as_seen_map(passages: Sequence | Mapping) -> dict[int, str]:
+    if isinstance(passages, Mapping) or not passages or not isinstance(next(iter(passages)), Passage):
+        return numbered_passages(passages)
+    return {p.n: as_seen(p) for p in passages}
 
 
 def numbered_passages(passages: Sequence | Mapping) -> dict[int, str]:
@@ -49,8 +55,9 @@ def _supported(judge, sentence: str, texts: list[str]) -> bool:
 
 
 def citation_scores(answer_text: str, passages: Sequence | Mapping, judge) -> dict:
-    """ALCE citation recall and precision of one answer, with per-sentence detail."""
-    pmap = numbered_passages(passages)
+    """ALCE citation recall and precision of one answer, with per-sentence detail (the judge reads each cited
+    passage as the model saw it: `claims.as_seen`)."""
+    pmap = _as_seen_map(passages)
     sents = sentence_citations(answer_text)
     n_cit = n_precise = n_invalid = 0
     recall_hits = 0

@@ -273,17 +273,21 @@ def llm_split_claims(
 # ---------------------------------------------------------------- scoring
 
 
+def as_seen(passage) -> str:
+    """A passage as the model saw it: its text under its source document's name (the prompt shows
+    `source="BLOCK_2016_10K p. 68"`), so a company the filing names only in its title ("Block" in Square's 10-K)
+    is not a missing name. Plain strings and dicts (benchmark passages) have no source and stay as they are."""
+    if isinstance(passage, str):
+        return passage
+    if isinstance(passage, dict):
+        return str(passage.get("text", ""))
+    doc = getattr(passage, "doc_id", "")
+    return f"({doc})\n{passage.text}" if doc else str(passage.text)
+
+
 def passage_texts(passages: Sequence) -> list[str]:
-    """Plain texts from str, contracts.Passage or {"text": ...} items."""
-    out = []
-    for p in passages:
-        if isinstance(p, str):
-            out.append(p)
-        elif isinstance(p, dict):
-            out.append(str(p.get("text", "")))
-        else:
-            out.append(str(p.text))
-    return out
+    """The texts the judge reads, from str, contracts.Passage or {"text": ...} items (see `as_seen`)."""
+    return [as_seen(p) for p in passages]
 
 
 def score_answer(
