@@ -21,7 +21,7 @@ from finrag.agreement import (
 from finrag.config import mirror_dir, params
 from finrag.humanlabels import load_all
 from finrag.io import write_json
-from finrag.llm.backends import make_backend
+from finrag.llm.backends import backend_from_spec
 from finrag.llm.cache import CachedLLM
 from finrag.provenance import provenance
 from finrag.report.forest import forest_plot
@@ -50,8 +50,7 @@ def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
             else subset
         )
         if bname not in backends:
-            cfg = dict(mj.get("backends", {}).get(bname) or {})
-            backends[bname] = make_backend(cfg.pop("backend", bname), **cfg)
+            backends[bname] = backend_from_spec(mj.get("backends", {}).get(bname), default=bname)
         llm = CachedLLM(backends[bname], mj["cache_dir"], mode=mode, stage="agreement")
         jparams = copy.deepcopy(run.get("params") or {})  # never write into the params being recorded
         if "decoding" in run:  # combined passes it on to its LLM judge

@@ -113,3 +113,12 @@ def test_offset_verification():
     )
     assert res["n"] == 3 and res["n_with_offsets"] == 2 and res["n_valid"] == 1 and res["valid_share"] == 0.5
     assert res["by_status"] == {"ok": 1, "no_offsets": 1, "bad_offsets": 1}
+
+
+def test_numbered_passages_reads_passages_by_the_given_text_function():
+    from finrag.scoring.claims import as_seen
+
+    passages = [Passage(n=2, chunk_id="a", doc_id="BLOCK_2016_10K", pages=[1], text="Revenue rose.")]
+    assert numbered_passages(passages) == {2: "Revenue rose."}
+    assert numbered_passages(passages, text=as_seen) == {2: "(BLOCK_2016_10K)\nRevenue rose."}
+    assert numbered_passages(["x", "y"], text=as_seen) == {1: "x", 2: "y"}

@@ -67,6 +67,15 @@ def test_registry_names():
     assert isinstance(make_backend("extractive"), ExtractiveBackend)
 
 
+def test_backend_from_a_params_block():
+    from finrag.llm.backends import backend_from_spec
+
+    assert isinstance(backend_from_spec({"backend": "extractive"}), ExtractiveBackend)
+    assert isinstance(backend_from_spec(None, default="extractive"), ExtractiveBackend)
+    with pytest.raises(ValueError, match="needs 'backend'"):
+        backend_from_spec({"model": "m"})
+
+
 def test_decoding_defaults_are_spelled_out_and_typos_fail():
     d = normalize_decoding({"temperature": 0.7, "stop": "###"})
     assert set(d) == set(DECODING_DEFAULTS) and d["temperature"] == 0.7 and d["stop"] == ["###"]

@@ -19,6 +19,7 @@ import os
 import re
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -843,3 +844,13 @@ class ExtractiveBackend(Backend):
 def make_backend(name: str, **kwargs) -> Backend:
     """Build a registered backend from its params.yaml section (`llm.backends.<name>`)."""
     return BACKENDS.get(name)(**kwargs)
+
+
+def backend_from_spec(spec: Mapping | None, default: str | None = None) -> Backend:
+    """A backend from a params block `{backend: NAME, ...settings}`: the settings go to the backend; `default`
+    names it when the block does not."""
+    cfg = dict(spec or {})
+    name = cfg.pop("backend", None) or default
+    if not name:
+        raise ValueError(f"a model block needs 'backend' (one of {BACKENDS.names()}): {dict(spec or {})}")
+    return make_backend(name, **cfg)

@@ -12,26 +12,23 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from finrag.contracts import Answer, Citation, Passage
 from finrag.scoring.claims import as_seen, is_meta_sentence, parse_markers, split_sentences, strip_citations
 
 
-def _as_seen_map(passages: Sequence | Mapping) -> dict[int, str]:
-    if isinstance(passages, Mapping) or not passages or not isinstance(next(iter(passages)), Passage):
-        return numbered_passages(passages)
-    return {p.n: as_seen(p) for p in passages}
-
-
-def numbered_passages(passages: Sequence | Mapping) -> dict[int, str]:
-    """{n: text}: contracts.Passage keep their n; plain strings are numbered from 1 as shown to the model."""
+def numbered_passages(
+    passages: Sequence | Mapping, text: Callable[[Passage], str] | None = None
+) -> dict[int, str]:
+    """{n: text}: contracts.Passage keep their n (their text read by `text`, default the bare passage text);
+    plain strings are numbered from 1 as shown to the model."""
     if isinstance(passages, Mapping):
         return {int(k): (v if isinstance(v, str) else v.text) for k, v in passages.items()}
     out: dict[int, str] = {}
     for i, p in enumerate(passages, 1):
         if isinstance(p, Passage):
-            out[p.n] = p.text
+            out[p.n] = text(p) if text else p.text
         elif isinstance(p, dict):
             out[int(p.get("n", i))] = str(p["text"])
         else:
@@ -57,7 +54,7 @@ def _supported(judge, sentence: str, texts: list[str]) -> bool:
 def citation_scores(answer_text: str, passages: Sequence | Mapping, judge) -> dict:
     """ALCE citation recall and precision of one answer, with per-sentence detail (the judge reads each cited
     passage as the model saw it: `claims.as_seen`)."""
-    pmap = _as_seen_map(passages)
+    pmap = numbered_passages(passages, text=as_seen)
     sents = sentence_citations(answer_text)
     n_cit = n_precise = n_invalid = 0
     recall_hits = 0

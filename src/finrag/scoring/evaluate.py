@@ -420,6 +420,11 @@ def run_scoring(
         sample = dict(lspec.get("sample") or {})
         per_run, seed = sample.get("per_run"), int(sample.get("seed", DEFAULT_SEED))
 
+    # the chance check re-reads the primary judge's own-passage verdicts; an LLM judge's batches stay as recorded
+    if not judge_meters:
+        from finrag.scoring.judge import MemoJudge
+
+        judge = MemoJudge(judge)
     timed = _TimedJudge(judge)
     timed_llm = _TimedJudge(llm_judge) if llm_judge is not None else None
     records = score_answers(

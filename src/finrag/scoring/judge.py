@@ -101,11 +101,6 @@ def entity_terms(claim: str) -> list[str]:
     return out
 
 
-def significant_digits(raw: str) -> int:
-    """Significant digits as written: "$8.1 billion" 2, "1,577" 4, "0.62%" 2, "12.30%" 4."""
-    return len(re.sub(r"\D", "", raw or "").lstrip("0"))
-
-
 def _entity_present(word: str, ptext_lower: str, pstems: set[str]) -> bool:
     lw = word.lower().rstrip(".")
     if re.search(rf"(?<![a-z0-9]){re.escape(lw)}", ptext_lower):
@@ -187,9 +182,8 @@ class NumericJudge(BaseJudge):
     when its table row / sentence shares at least this many content words with the claim), arithmetic_context_min
     (the same for the operands of an arithmetic step; 2, because with one shared word chance pairs of figures
     supported many claims judged against another question's passages: docs/design_notes.md, "Chance support";
-    None = context_min),
-    arithmetic_min_digits (significant digits a claim figure needs before arithmetic is tried), overlap_threshold
-    (the no-figure fallback), check_years, check_entities, detect_contradiction, contradiction_overlap.
+    None = context_min), overlap_threshold (the no-figure fallback), check_years, check_entities,
+    detect_contradiction, contradiction_overlap.
     """
 
     name = "numeric"
@@ -206,7 +200,6 @@ class NumericJudge(BaseJudge):
         max_operands: int = 60,
         context_min: int = 1,
         arithmetic_context_min: int | None = 2,
-        arithmetic_min_digits: int = 0,
         overlap_threshold: float = 0.6,
         check_years: bool = True,
         check_entities: bool = True,
@@ -228,7 +221,6 @@ class NumericJudge(BaseJudge):
         self.arithmetic_context_min = (
             context_min if arithmetic_context_min is None else arithmetic_context_min
         )
-        self.arithmetic_min_digits = arithmetic_min_digits
         self.overlap_threshold = overlap_threshold
         self.check_years = check_years
         self.check_entities = check_entities
@@ -238,11 +230,6 @@ class NumericJudge(BaseJudge):
         # relative tolerance in force for the figure being matched (rel_tol, or approx_rel_tol after a hedge);
         # set per figure in judge(): one NumericJudge is not meant to be shared across threads
         self._rel = rel_tol
-
-    def _may_compute(self, c) -> bool:
-        """One arithmetic step is tried only for a figure stated precisely enough that a chance pair of passage
-        figures rarely lands in its rounding window ("$8.1 billion" has two significant digits)."""
-        return self.arithmetic and significant_digits(c.raw) >= self.arithmetic_min_digits
 
     # -- figure helpers
     def _half_unit(self, f) -> float:
@@ -486,7 +473,7 @@ class NumericJudge(BaseJudge):
             self._rel = self.approx_rel_tol if hedged else self.rel_tol
             if hedged:
                 rec["hedged"] = True
-            hit = self._direct(c, cands) or (self._arith(c, arith_cands) if self._may_compute(c) else None)
+            hit = self._direct(c, cands) or (self._arith(c, arith_cands) if self.arithmetic else None)
             self._rel = self.rel_tol
             if hit:
                 rec.update(hit)
@@ -809,6 +796,37 @@ class CombinedJudge(BaseJudge):
                 )
             )
         return res
+
+
+class MemoJudge:
+    """A judge that remembers each (claim, passages) verdict, so a claim judged twice on the same passages (by
+    the score stage, then by the chance check's own-passage half) costs one judgement. Only for judges whose
+    verdict on a claim does not depend on the other claims of its batch (the numeric judge); other attributes
+    pass through to the wrapped judge."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self._seen: dict[tuple[str, str], ClaimVerdict] = {}
+
+    def judge(self, claim: str, passages: Sequence[str], claim_id: str = "c1") -> ClaimVerdict:
+        return self.judge_batch([claim], list(passages), [claim_id])[0]
+
+    def judge_batch(self, claims, passages, claim_ids=None) -> list[ClaimVerdict]:
+        ids = list(claim_ids) if claim_ids is not None else [f"c{i + 1}" for i in range(len(claims))]
+        per = [list(passages)] * len(claims) if _is_shared(passages) else [list(p) for p in passages]
+        if len(per) != len(claims):
+            raise ValueError(f"judge_batch: {len(claims)} claims but {len(per)} passage lists")
+        keys = [(c, sha256_text("\x00".join(p))) for c, p in zip(claims, per, strict=True)]
+        todo = sorted({k: i for i, k in reversed(list(enumerate(keys))) if k not in self._seen}.values())
+        if todo:
+            found = self.inner.judge_batch(
+                [claims[i] for i in todo], [per[i] for i in todo], [ids[i] for i in todo]
+            )
+            self._seen.update((keys[i], v) for i, v in zip(todo, found, strict=True))
+        return [self._seen[k].model_copy(update={"claim_id": i}) for k, i in zip(keys, ids, strict=True)]
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
 
 
 def make_judge(name: str, llm=None, **params) -> BaseJudge:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from finrag.io import sha256_text
-from finrag.llm.backends import make_backend
+from finrag.llm.backends import backend_from_spec
 from finrag.llm.cache import CachedLLM
 
 GRADE_TEMPLATE_ID = "grade-correctness@1"
@@ -27,11 +27,7 @@ _LABEL = re.compile(r"\b(correct|incorrect|refusal)\b", re.IGNORECASE)
 
 def cached_llm(spec: Mapping, cache_dir: str | Path, mode: str, stage: str) -> CachedLLM:
     """A CachedLLM from a params block `{backend: NAME, ...settings}` (settings go to the backend)."""
-    cfg = dict(spec)
-    name = cfg.pop("backend", None)
-    if not name:
-        raise ValueError(f"a model block needs 'backend' (one of the registered backends): {dict(spec)}")
-    return CachedLLM(make_backend(name, **cfg), cache_dir, mode=mode, stage=stage)
+    return CachedLLM(backend_from_spec(spec), cache_dir, mode=mode, stage=stage)
 
 
 def read_grade(text: str) -> str | None:
