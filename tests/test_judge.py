@@ -374,3 +374,17 @@ def test_the_judge_reads_a_passage_under_its_source_name(numeric):
     assert score_answer(claim, block, numeric)["fully_grounded"] is True
     assert score_answer(claim, amcor, numeric)["fully_grounded"] is False
     assert score_answer("Total current assets were 1,223,000.", [text], numeric)["fully_grounded"] is True
+
+
+@pytest.mark.parametrize(
+    "claim, passage, verdict",
+    [
+        ("JnJ's sales were $94.9 billion in 2022.", "Johnson & Johnson sales were $94.9 billion in 2022.", "supported"),
+        ("J&J's sales were $94.9 billion in 2022.", "(JOHNSON_JOHNSON_2022_10K)\nSales: $94.9 billion (2022).", "supported"),
+        ("AMEX net income was $7.5 billion in 2022.", "(AMERICANEXPRESS_2022_10K)\nNet income $7.5 billion in 2022.", "supported"),
+        ("JnJ's sales were $94.9 billion in 2022.", "Pfizer sales were $94.9 billion in 2022.", "unsupported"),
+        ("AMEX net income was $7.5 billion in 2022.", "(AMERICANWATERWORKS_2022_10K)\nNet income $7.5 billion in 2022.", "unsupported"),
+    ],
+)  # fmt: skip
+def test_company_short_names_are_found_under_the_names_filings_use(numeric, claim, passage, verdict):
+    assert numeric.judge(claim, [passage]).verdict == verdict

@@ -30,6 +30,7 @@ from finrag.contracts import ClaimVerdict
 from finrag.io import sha256_text
 from finrag.registry import Registry
 from finrag.scoring.claims import content_stems, split_sentences, stem, strip_citations
+from finrag.search import COMPANY_ALIASES
 
 JUDGES: Registry = Registry("judge")
 VERDICTS = ("supported", "unsupported", "contradicted")
@@ -101,9 +102,23 @@ def entity_terms(claim: str) -> list[str]:
     return out
 
 
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+# a company's short name in a claim ("JnJ", "J&J", "AMEX") -> the words its filings use (search.COMPANY_ALIASES)
+_ALIAS_OF = {_squash(alias): key for key, aliases in COMPANY_ALIASES.items() for alias in aliases}
+
+
 def _entity_present(word: str, ptext_lower: str, pstems: set[str]) -> bool:
     lw = word.lower().rstrip(".")
     if re.search(rf"(?<![a-z0-9]){re.escape(lw)}", ptext_lower):
+        return True
+    key = _ALIAS_OF.get(_squash(re.sub(r"['’]s$", "", lw)))
+    if key and (
+        all(re.search(rf"(?<![a-z0-9]){re.escape(w)}", ptext_lower) for w in key.split())
+        or key.replace(" ", "") in ptext_lower  # a file name: "AMERICANEXPRESS_2022_10K"
+    ):
         return True
     return all(stem(p) in pstems for p in re.split(r"[-&.]", lw) if len(p) >= 3) and len(lw) >= 3
 
