@@ -535,6 +535,14 @@ def test_is_refusal(text: str, expected: bool) -> None:
         ("The context does not provide the revenue figure.", "declined"),
         ("With revenue of $5 billion, the margin is 10%.", "used"),
         ("The margin is 10%.", "used"),
+        # a passing "in fact" / "rather than" in an answer that states the made-up figure as its own
+        ("In fact, with revenue of $5 billion, the margin is 10%.", "used"),
+        ("Revenue was $5 billion, driven by services rather than products.", "used"),
+        # ... but a correction cue without the made-up figure still flags
+        ("In fact, revenue was $3.1 billion.", "flagged"),
+        ("The $5 billion figure does not appear in the filing; revenue was $3.1 billion.", "flagged"),
+        ("There is no such charge in the filing.", "flagged"),
+        ("La premisa no coincide con el informe.", "flagged"),
     ],
 )
 def test_false_premise_response(answer: str, expected: str) -> None:

@@ -77,10 +77,18 @@ _FLAG_RE = re.compile(
     r"(?:\w+\s+){0,2}(?:incorrect|wrong|false|mistaken|inaccurate|erroneous|flawed|not\s+(?:correct|accurate|supported))"
     r"|\b(?:incorrect|inaccurate|mistaken|erroneous|false)\s+(?:premise|assumption|figure|number|amount|claim|statement)"
     r"|\bcontrary\s+to\b|\bdoes\s+not\s+(?:match|align|agree|correspond)|\bdoesn['’]t\s+(?:match|align|agree)"
-    r"|\b(?:actually|in\s+fact|in\s+reality)\b|\brather\s+than\b|\bnot\s+\$?\d"
     r"|\b(?:no|not\s+any)\s+(?:evidence|indication|record)\s+(?:that|of)\b|\bnot\s+supported\s+by\b"
-    r"|\bdiffers?\s+from\b|\b(?:correct|actual|reported)\s+(?:figure|amount|number|value)\s+(?:is|was)\b"
-    r"|\bla\s+premisa\b|\ben\s+realidad\b|\bno\s+es\s+correct[oa]\b|\bincorrect[oa]s?\b|\bno\s+coincide\b",
+    r"|\b(?:figure|amount|number|value)\s+(?:\w+\s+){0,3}(?:does\s+not|doesn['’]t|did\s+not|didn['’]t)\s+"
+    r"(?:appear|exist)|\bno\s+such\s+(?:figure|amount|number|value|item|charge|payment|transaction)\b"
+    r"|\b(?:correct|actual|reported)\s+(?:figure|amount|number|value)\s+(?:is|was)\b"
+    r"|\bla\s+premisa\b|\bno\s+es\s+correct[oa]\b|\bincorrect[oa]s?\b|\bno\s+coincide\b",
+    re.IGNORECASE,
+)
+# Cues of a correction that an answer also uses in passing ("in fact", "rather than"): they count as flagging the
+# premise only when the answer does not itself state the made-up figure.
+_WEAK_FLAG_RE = re.compile(
+    r"\b(?:actually|in\s+fact|in\s+reality)\b|\brather\s+than\b|\bnot\s+\$?\d|\bdiffers?\s+from\b"
+    r"|\ben\s+realidad\b",
     re.IGNORECASE,
 )
 
@@ -119,10 +127,13 @@ def false_premise_response(
     ``flagged``: it says the premise is wrong (contradicts, corrects or questions it); ``declined``: it refuses
     without challenging the premise; ``used``: anything else — it answered as if the made-up figure were real
     (whether or not it repeats the figure; :func:`repeats_premise` tells that apart). A correction that restates
-    the made-up figure next to the true one ("it was $3.1bn, not $5bn") counts as flagged.
+    the made-up figure next to the true one ("it was $3.1bn, not $5bn") counts as flagged; a passing "in fact"
+    in an answer that states the made-up figure as its own does not.
     """
     text = str(answer or "")
     if _FLAG_RE.search(text):
+        return "flagged"
+    if _WEAK_FLAG_RE.search(text) and not (premise_figures and repeats_premise(text, premise_figures)):
         return "flagged"
     if (
         premise_figures
