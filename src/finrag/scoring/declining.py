@@ -133,13 +133,10 @@ def false_premise_response(
     text = str(answer or "")
     if _FLAG_RE.search(text):
         return "flagged"
-    if _WEAK_FLAG_RE.search(text) and not (premise_figures and repeats_premise(text, premise_figures)):
+    repeated = bool(premise_figures) and repeats_premise(text, premise_figures)
+    if _WEAK_FLAG_RE.search(text) and not repeated:
         return "flagged"
-    if (
-        premise_figures
-        and repeats_premise(text, premise_figures)
-        and re.search(r"\b(?:not|no|never|instead|incorrect|wrong)\b", text, re.IGNORECASE)
-    ):
+    if repeated and re.search(r"\b(?:not|no|never|instead|incorrect|wrong)\b", text, re.IGNORECASE):
         for f in extract_figures(text):
             window = text[max(0, f.start - 25) : f.start].lower()
             if f.value in _premise_values(premise_figures) and re.search(

@@ -41,6 +41,15 @@ def _is_shared(passages) -> bool:
     return not passages or isinstance(passages[0], str)
 
 
+def _batch_args(claims, passages, claim_ids) -> tuple[list[str], list[list[str]]]:
+    """judge_batch's arguments spelled out: the claim ids (c1, c2, ... by default) and one passage list per claim."""
+    ids = list(claim_ids) if claim_ids is not None else [f"c{i + 1}" for i in range(len(claims))]
+    per = [list(passages)] * len(claims) if _is_shared(passages) else [list(p) for p in passages]
+    if len(per) != len(claims):
+        raise ValueError(f"judge_batch: {len(claims)} claims but {len(per)} passage lists")
+    return ids, per
+
+
 class BaseJudge:
     name = "base"
 
@@ -54,10 +63,7 @@ class BaseJudge:
         claim_ids: Sequence[str] | None = None,
     ) -> list[ClaimVerdict]:
         """Judge many claims: `passages` is one list shared by all claims, or one list per claim."""
-        ids = list(claim_ids) if claim_ids is not None else [f"c{i + 1}" for i in range(len(claims))]
-        per = [list(passages)] * len(claims) if _is_shared(passages) else [list(p) for p in passages]
-        if len(per) != len(claims):
-            raise ValueError(f"judge_batch: {len(claims)} claims but {len(per)} passage lists")
+        ids, per = _batch_args(claims, passages, claim_ids)
         return [self.judge(c, p, claim_id=i) for c, p, i in zip(claims, per, ids, strict=True)]
 
 
@@ -719,10 +725,7 @@ class LLMJudge(BaseJudge):
         return self._one(claim, list(passages), claim_id)
 
     def judge_batch(self, claims, passages, claim_ids=None) -> list[ClaimVerdict]:
-        ids = list(claim_ids) if claim_ids is not None else [f"c{i + 1}" for i in range(len(claims))]
-        per = [list(passages)] * len(claims) if _is_shared(passages) else [list(p) for p in passages]
-        if len(per) != len(claims):
-            raise ValueError(f"judge_batch: {len(claims)} claims but {len(per)} passage lists")
+        ids, per = _batch_args(claims, passages, claim_ids)
         out: list[ClaimVerdict | None] = [None] * len(claims)
         groups: dict[tuple, list[int]] = {}
         for i, p in enumerate(per):
@@ -775,8 +778,7 @@ class CombinedJudge(BaseJudge):
         return self.judge_batch([claim], list(passages), claim_ids=[claim_id])[0]
 
     def judge_batch(self, claims, passages, claim_ids=None) -> list[ClaimVerdict]:
-        ids = list(claim_ids) if claim_ids is not None else [f"c{i + 1}" for i in range(len(claims))]
-        per = [list(passages)] * len(claims) if _is_shared(passages) else [list(p) for p in passages]
+        ids, per = _batch_args(claims, passages, claim_ids)
         if self.mode == "route":
             num_idx = [i for i, c in enumerate(claims) if has_figures(c)]
             llm_idx = [i for i in range(len(claims)) if i not in set(num_idx)]
@@ -827,12 +829,14 @@ class MemoJudge:
         return self.judge_batch([claim], list(passages), [claim_id])[0]
 
     def judge_batch(self, claims, passages, claim_ids=None) -> list[ClaimVerdict]:
-        ids = list(claim_ids) if claim_ids is not None else [f"c{i + 1}" for i in range(len(claims))]
-        per = [list(passages)] * len(claims) if _is_shared(passages) else [list(p) for p in passages]
-        if len(per) != len(claims):
-            raise ValueError(f"judge_batch: {len(claims)} claims but {len(per)} passage lists")
-        keys = [(c, sha256_text("\x00".join(p))) for c, p in zip(claims, per, strict=True)]
-        todo = sorted({k: i for i, k in reversed(list(enumerate(keys))) if k not in self._seen}.values())
+        ids, per = _batch_args(claims, passages, claim_ids)
+        digests = {tuple(p): sha256_text("\x00".join(p)) for p in per}  # the shared list is hashed once
+        keys = [(c, digests[tuple(p)]) for c, p in zip(claims, per, strict=True)]
+        first: dict[tuple[str, str], int] = {}  # each unseen key once, at its first position
+        for i, k in enumerate(keys):
+            if k not in self._seen:
+                first.setdefault(k, i)
+        todo = list(first.values())
         if todo:
             found = self.inner.judge_batch(
                 [claims[i] for i in todo], [per[i] for i in todo], [ids[i] for i in todo]
