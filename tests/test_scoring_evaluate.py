@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -12,6 +13,7 @@ from finrag.scoring.evaluate import (
     evidence_recall,
     expected_behaviour,
     llm_sample_indices,
+    prefix_friendly_order,
     run_scoring,
     score_answers,
     should_decline,
@@ -143,6 +145,10 @@ def records():
 
 
 R1 = "m1-plain-retrieved-r0"
+
+
+def set_of_sample(*args, **kwargs) -> set[int]:
+    return set(llm_sample_indices(*args, **kwargs))
 
 
 def _rec(records, run_id, qid):
@@ -303,7 +309,7 @@ class FakeLLM:
 
 def test_llm_judge_on_a_stratified_sample():
     answers = study_answers()
-    idx = llm_sample_indices(answers, 1, seed=3)
+    idx = set_of_sample(answers, 1, seed=3)
     assert sorted(answers[i].run_id for i in idx) == sorted(
         [
             "m1-plain-retrieved-r0",
@@ -313,12 +319,12 @@ def test_llm_judge_on_a_stratified_sample():
             "m1-plain-oracle",
         ]
     )
-    assert idx == llm_sample_indices(answers, 1, seed=3)
-    assert llm_sample_indices(answers, None) == set(range(len(answers)))
+    assert idx == set_of_sample(answers, 1, seed=3)
+    assert set_of_sample(answers, None) == set(range(len(answers)))
     # a run's draw does not move when a run is added, and grows without redrawing when the size is raised
-    assert idx <= llm_sample_indices(answers, 2, seed=3)
+    assert idx <= set_of_sample(answers, 2, seed=3)
     fewer = [a for a in answers if a.run_id != "m1-cot-retrieved"]
-    kept = {(fewer[i].run_id, fewer[i].qid) for i in llm_sample_indices(fewer, 1, seed=3)}
+    kept = {(fewer[i].run_id, fewer[i].qid) for i in set_of_sample(fewer, 1, seed=3)}
     assert kept == {
         (answers[i].run_id, answers[i].qid) for i in idx if answers[i].run_id != "m1-cot-retrieved"
     }
@@ -337,6 +343,68 @@ def test_llm_judge_on_a_stratified_sample():
     assert (
         llm.calls == sum(1 for r in sampled if r["n_claims"]) >= 3
     )  # one batched call per answer with claims
+
+
+def test_llm_judge_sample_by_question_covers_every_run_and_groups_shared_passages():
+    """A question-level sample judges every run's answer to the same drawn questions, only of the given kinds;
+    raising the size keeps the questions drawn before; the sampled answers are judged first, grouped by the
+    passages they saw, and the records still come back in input order."""
+    answers = study_answers()
+    qs = {q.qid: q for q in study_questions()}
+    kind_of = lambda qid: qs[qid].kind  # noqa: E731
+    one = set_of_sample(answers, None, seed=3, questions=1, kind_of=kind_of, kinds=["financebench"])
+    (qid,) = {answers[i].qid for i in one}
+    assert qid.startswith("fb") and one == {i for i, a in enumerate(answers) if a.qid == qid}
+    two = set_of_sample(answers, None, seed=3, questions=2, kind_of=kind_of, kinds=["financebench"])
+    assert one < two and len({answers[i].qid for i in two}) == 2
+    every_kind = set_of_sample(answers, None, seed=3, questions=1, kind_of=kind_of)
+    assert {qs[answers[i].qid].kind for i in every_kind} == {q.kind for q in qs.values()}
+
+    ranks = llm_sample_indices(answers, None, seed=3, questions=2, kind_of=kind_of, kinds=["financebench"])
+    order = prefix_friendly_order(answers, ranks)
+    assert sorted(order) == list(range(len(answers)))
+    head = [(answers[i].qid, answers[i].context_mode) for i in order[: len(two)]]
+    assert set(order[: len(two)]) == two
+    assert [ranks[i] for i in order[: len(two)]] == sorted(ranks.values())  # the first-drawn question first
+    assert len(set(head)) == len([k for k, _ in itertools.groupby(head)])  # each question's passages together
+
+    seen = []
+
+    class OrderLLM(FakeLLM):
+        def complete(self, messages, *args, **kwargs):
+            seen.append(messages[-1]["content"])
+            return super().complete(messages, *args, **kwargs)
+
+    recs = score_answers(
+        answers, qs, make_judge("numeric"), make_judge("llm", llm=OrderLLM()), None, llm_seed=3,
+        llm_sample_questions=2, llm_sample_kinds=["financebench"], progress=False,
+    )  # fmt: skip
+    assert [(r["run_id"], r["qid"]) for r in recs] == [(a.run_id, a.qid) for a in answers]
+    assert {i for i, r in enumerate(recs) if r["llm_sampled"]} == two
+    blocks = [s.split("\n\nClaim")[0] for s in seen]
+    assert blocks == sorted(blocks, key=blocks.index)  # a passage block, once left, never comes back
+
+
+def test_llm_judge_table_compares_both_judges_on_the_same_claims():
+    from finrag.scoring.tables import build_tables, llm_judge_table
+
+    answers = study_answers()
+    qs = {q.qid: q for q in study_questions()}
+    recs = score_answers(
+        answers, qs, make_judge("numeric"), make_judge("llm", llm=FakeLLM()), 1, llm_seed=3, progress=False
+    )
+    t = llm_judge_table(recs)
+    sampled = [r for r in recs if r["llm_sampled"] and r["llm_n_claims"]]
+    assert t["answers"] == len(sampled) and t["judges"] == [["numeric"], ["llm"]]
+    assert sum(row["n"] for row in t["series"]) == len(sampled)
+    assert all(row["llm_fully_grounded"]["k"] == 0 for row in t["series"])  # the fake LLM supports nothing
+    numeric_fg = sum(1 for r in sampled if r["fully_grounded"])
+    assert sum(row["primary_fully_grounded"]["k"] for row in t["series"]) == numeric_fg
+    claims = t["claims"]
+    assert claims["n"] == sum(r["n_claims"] for r in sampled) and claims["ci_unit"] == "group"
+    assert claims["constant_rater"] == "second"  # all "not supported": no interval pretends to precision
+    assert llm_judge_table([{**r, "llm_sampled": False} for r in recs]) is None
+    assert "llm_judge" not in build_tables(score_answers(answers, qs, make_judge("numeric"), progress=False))
 
 
 def test_run_scoring_end_to_end(tmp_path):

@@ -25,20 +25,28 @@ def stratified_sample(items: Sequence[T], key: Callable[[T], str], per_stratum: 
     return [items[i] for i in sorted(chosen)]
 
 
+def per_stratum_ranks(items: Sequence[T], key: Callable[[T], str], seed: int) -> list[int]:
+    """Each item's position in its stratum's shuffled order (the stratum shuffled by its own generator, seeded by
+    `seed` and the stratum's name): the draw order behind `per_stratum_sample`."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, it in enumerate(items):
+        groups[key(it)].append(i)
+    ranks = [0] * len(items)
+    for name, idx in groups.items():
+        order = list(idx)
+        random.Random(f"{seed}:{name}").shuffle(order)  # str seeds hash with SHA-512: stable across processes
+        for rank, i in enumerate(order):
+            ranks[i] = rank
+    return ranks
+
+
 def per_stratum_sample(items: Sequence[T], key: Callable[[T], str], per_stratum: int, seed: int) -> list[T]:
     """Up to `per_stratum` items from each stratum, each stratum shuffled by its own generator (seeded by `seed`
     and the stratum's name); input order kept. Unlike `stratified_sample`, a stratum's draw does not move when
     other strata are added (a new run family), and raising `per_stratum` keeps every item drawn before: both
     matter when each drawn item costs recorded model calls that must replay."""
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, it in enumerate(items):
-        groups[key(it)].append(i)
-    chosen: set[int] = set()
-    for name, idx in groups.items():
-        order = list(idx)
-        random.Random(f"{seed}:{name}").shuffle(order)  # str seeds hash with SHA-512: stable across processes
-        chosen.update(order[:per_stratum])
-    return [items[i] for i in sorted(chosen)]
+    ranks = per_stratum_ranks(items, key, seed)
+    return [it for it, rank in zip(items, ranks, strict=True) if rank < per_stratum]
 
 
 def proportional_sample(items: Sequence[T], n: int, key: Callable[[T], tuple], seed: int) -> list[T]:

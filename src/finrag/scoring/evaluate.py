@@ -36,7 +36,7 @@ from finrag.contracts import Answer, Chunk, Passage, Question
 from finrag.io import read_jsonl
 from finrag.llm.prompts import extract_answer, is_decline
 from finrag.retrieval_eval import evidence_pages, question_metrics
-from finrag.sampling import per_stratum_sample
+from finrag.sampling import per_stratum_ranks, per_stratum_sample
 from finrag.scoring.citations import score_answer_citations
 from finrag.scoring.claims import score_answer, split_claims
 from finrag.scoring.declining import false_premise_response, is_refusal, repeats_premise
@@ -220,13 +220,48 @@ def score_answer_record(
     return rec
 
 
-def llm_sample_indices(answers: Sequence[Answer], per_run: int | None, seed: int = DEFAULT_SEED) -> set[int]:
-    """Indices of the answers the LLM judge scores: up to `per_run` per run_id (None = all), fixed seed; a run's
-    sample stays the same when other runs are added and grows without redrawing when `per_run` is raised."""
+def llm_sample_indices(
+    answers: Sequence[Answer],
+    per_run: int | None,
+    seed: int = DEFAULT_SEED,
+    *,
+    questions: int | None = None,
+    kind_of: Callable[[str], str] | None = None,
+    kinds: Sequence[str] | None = None,
+) -> dict[int, int]:
+    """The answers the LLM judge scores, drawn with a fixed seed so the sample replays: {answer index: draw rank}.
+
+    `per_run`: up to that many answers per run_id (None = all); a run's sample stays the same when other runs
+    are added and grows without redrawing when `per_run` is raised.
+    `questions`: instead, every answer to that many questions per kind (`kind_of(qid)`; only `kinds`, None = all),
+    the same questions for every run. Runs are then compared on the same questions, and the judge's calls for one
+    question's passages share a prompt prefix that the local model keeps in its KV cache (much cheaper on CPU).
+    Raising `questions` keeps every question drawn before; the rank is the question's place in the draw, so a run
+    judged in rank order completes the smaller samples first.
+    """
     idx = list(range(len(answers)))
+    if questions is not None:
+        kind = kind_of or (lambda qid: "all")
+        qids = sorted({a.qid for a in answers if kinds is None or kind(a.qid) in kinds})
+        rank = dict(zip(qids, per_stratum_ranks(qids, kind, seed), strict=True))
+        return {i: rank[answers[i].qid] for i in idx if rank.get(answers[i].qid, questions) < questions}
     if per_run is None:
-        return set(idx)
-    return set(per_stratum_sample(idx, key=lambda i: answers[i].run_id, per_stratum=int(per_run), seed=seed))
+        return dict.fromkeys(idx, 0)
+    drawn = per_stratum_sample(idx, key=lambda i: answers[i].run_id, per_stratum=int(per_run), seed=seed)
+    return dict.fromkeys(drawn, 0)
+
+
+def prefix_friendly_order(answers: Sequence[Answer], first: Mapping[int, int]) -> list[int]:
+    """All indices: those in `first` by draw rank, grouped by question and context (answers that saw the same
+    passages follow each other, so an LLM judge re-reads no passage the model already has in its KV cache), then
+    the rest in input order."""
+
+    def key(i: int) -> tuple:
+        if i in first:
+            return (0, first[i], answers[i].qid, answers[i].context_mode, i)
+        return (1, 0, "", "", i)
+
+    return sorted(range(len(answers)), key=key)
 
 
 def score_answers(
@@ -237,30 +272,44 @@ def score_answers(
     llm_sample: int | None = None,
     *,
     llm_seed: int = DEFAULT_SEED,
+    llm_sample_questions: int | None = None,
+    llm_sample_kinds: Sequence[str] | None = None,
     citations: bool = True,
     grader_params: Mapping | None = None,
     replicate_suffix: str = REPLICATE_SUFFIX,
     progress: bool = True,
 ) -> list[dict]:
-    """One record per answer, in input order. `llm_sample`: answers per run_id the LLM judge scores (None = all)."""
+    """One record per answer, in input order. `llm_sample`: answers per run_id the LLM judge scores (None = all);
+    `llm_sample_questions`: instead, all answers to that many questions per kind (see llm_sample_indices).
+    Sampled answers are scored first, grouped by the passages they saw (prefix_friendly_order)."""
     missing = sorted({a.qid for a in answers if a.qid not in questions_by_id})
     if missing:
         raise ValueError(f"{len(missing)} answered question(s) not in the questions: {missing[:5]}")
-    sampled = llm_sample_indices(answers, llm_sample, llm_seed) if llm_judge is not None else set()
-    out = []
-    for i, a in enumerate(tqdm(answers, desc="score", unit="answer", disable=not progress)):
-        out.append(
-            score_answer_record(
-                a,
-                questions_by_id[a.qid],
-                judge,
-                llm_judge if i in sampled else None,
-                citations=citations,
-                grader_params=grader_params,
-                replicate_suffix=replicate_suffix,
-            )
+    sampled = (
+        llm_sample_indices(
+            answers,
+            llm_sample,
+            llm_seed,
+            questions=llm_sample_questions,
+            kind_of=lambda qid: questions_by_id[qid].kind,
+            kinds=llm_sample_kinds,
         )
-    return out
+        if llm_judge is not None
+        else {}
+    )
+    out: list[dict | None] = [None] * len(answers)
+    for i in tqdm(prefix_friendly_order(answers, sampled), desc="score", unit="answer", disable=not progress):
+        a = answers[i]
+        out[i] = score_answer_record(
+            a,
+            questions_by_id[a.qid],
+            judge,
+            llm_judge if i in sampled else None,
+            citations=citations,
+            grader_params=grader_params,
+            replicate_suffix=replicate_suffix,
+        )
+    return out  # type: ignore[return-value]  # every index is scored once
 
 
 # ------------------------------------------------------------------------------------------- the stage function
@@ -413,12 +462,12 @@ def run_scoring(
     judge = factory(jspec["name"], **dict(jspec.get("params") or {}))
     judge_meters = _attach_meters(judge)
     lspec = params.get("llm_judge") or None
-    llm_judge, llm_meters, per_run, seed = None, [], None, DEFAULT_SEED
+    llm_judge, llm_meters, sample, seed = None, [], {}, DEFAULT_SEED
     if lspec:
         llm_judge = factory(lspec["name"], **dict(lspec.get("params") or {}))
         llm_meters = _attach_meters(llm_judge)
         sample = dict(lspec.get("sample") or {})
-        per_run, seed = sample.get("per_run"), int(sample.get("seed", DEFAULT_SEED))
+        seed = int(sample.get("seed", DEFAULT_SEED))
 
     # the chance check re-reads the primary judge's own-passage verdicts; an LLM judge's batches stay as recorded
     if not judge_meters:
@@ -432,8 +481,10 @@ def run_scoring(
         qmap,
         timed,
         timed_llm,
-        per_run,
+        sample.get("per_run"),
         llm_seed=seed,
+        llm_sample_questions=sample.get("questions"),
+        llm_sample_kinds=sample.get("kinds"),
         citations=bool(params.get("citations", True)),
         grader_params={
             **dict(params.get("grader") or {}),

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import numpy as np
 from scipy.stats import spearmanr
 
-from finrag.stats import DEFAULT_SEED, mean_ci, proportion
+from finrag.stats import DEFAULT_SEED, agreement, mean_ci, proportion
 
 SYSTEM_KEYS = ("generator", "context_mode", "prompt_style", "series")
 ANSWER_BEHAVIOURS = ("", "answer")
@@ -49,6 +49,7 @@ __all__ = [
     "correlation_table",
     "cost_table",
     "declining_table",
+    "llm_judge_table",
     "main_series",
     "primary_replicate",
     "replicate_table",
@@ -476,6 +477,46 @@ def run_summary(records: Sequence[dict]) -> dict[str, dict]:
     return out
 
 
+def llm_judge_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict | None:
+    """The LLM judge beside the primary judge on the same sampled answers and the same claims (None without a
+    sample): per series, the share of sampled answers with claims that each calls fully grounded (every
+    replicate's answers count: the comparison is paired, answer by answer); pooled, claim-level agreement on
+    supported vs not, kappa with a bootstrap interval over answers (one answer's claims are not independent)."""
+    sampled = [r for r in records if r.get("llm_sampled") and r.get("llm_n_claims")]
+    if not sampled:
+        return None
+    rows = []
+    for (series,), recs in _group(sampled, ("series",)).items():
+        rows.append(
+            {
+                "series": series,
+                "n": len(recs),
+                "primary_fully_grounded": _prop(recs, lambda r: bool(r["fully_grounded"])),
+                "llm_fully_grounded": _prop(recs, lambda r: bool(r["llm_fully_grounded"])),
+            }
+        )
+    primary, llm, answer_ids = [], [], []
+    for r in sampled:
+        by_id = {c["claim_id"]: c["verdict"] for c in r["llm_claims"] or []}
+        for c in r["claims"]:
+            if c["claim_id"] in by_id:
+                primary.append("supported" if c["verdict"] == "supported" else "not supported")
+                llm.append("supported" if by_id[c["claim_id"]] == "supported" else "not supported")
+                answer_ids.append(f"{r['run_id']}|{r['qid']}")
+    pair = agreement(primary, llm, labels=["supported", "not supported"], seed=seed, groups=answer_ids)
+    return clean(
+        {
+            "judges": [sorted({r["judge"] for r in sampled}), sorted({r["llm_judge"] for r in sampled})],
+            "questions": len({r["qid"] for r in sampled}),
+            "answers": len(sampled),
+            "primary_fully_grounded": _prop(sampled, lambda r: bool(r["fully_grounded"])),
+            "llm_fully_grounded": _prop(sampled, lambda r: bool(r["llm_fully_grounded"])),
+            "series": rows,
+            "claims": pair,
+        }
+    )
+
+
 def build_tables(records: Sequence[dict], params: Mapping | None = None, judge_costs=None) -> dict:
     """Every table of the scoring stage (see the module docstring for `params`)."""
     params = dict(params or {})
@@ -504,4 +545,5 @@ def build_tables(records: Sequence[dict], params: Mapping | None = None, judge_c
         "final_system": select_final(runs, params.get("selection")),
         "replicates": replicate_table(records, kinds),
         "cost": cost_table(records, judge_costs),
+        **({"llm_judge": t} if (t := llm_judge_table(records)) is not None else {}),
     }
