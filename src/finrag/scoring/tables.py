@@ -485,16 +485,17 @@ def llm_judge_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict |
     sampled = [r for r in records if r.get("llm_sampled") and r.get("llm_n_claims")]
     if not sampled:
         return None
-    rows = []
-    for (series,), recs in _group(sampled, ("series",)).items():
-        rows.append(
-            {
-                "series": series,
-                "n": len(recs),
-                "primary_fully_grounded": _prop(recs, lambda r: bool(r["fully_grounded"])),
-                "llm_fully_grounded": _prop(recs, lambda r: bool(r["llm_fully_grounded"])),
-            }
-        )
+
+    def shares(recs: Sequence[dict]) -> dict:
+        return {
+            "primary_fully_grounded": _prop(recs, lambda r: bool(r["fully_grounded"])),
+            "llm_fully_grounded": _prop(recs, lambda r: bool(r["llm_fully_grounded"])),
+        }
+
+    rows = [
+        {"series": series, "n": len(recs), **shares(recs)}
+        for (series,), recs in _group(sampled, ("series",)).items()
+    ]
     primary, llm, answer_ids = [], [], []
     for r in sampled:
         by_id = {c["claim_id"]: c["verdict"] for c in r["llm_claims"] or []}
@@ -509,8 +510,7 @@ def llm_judge_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict |
             "judges": [sorted({r["judge"] for r in sampled}), sorted({r["llm_judge"] for r in sampled})],
             "questions": len({r["qid"] for r in sampled}),
             "answers": len(sampled),
-            "primary_fully_grounded": _prop(sampled, lambda r: bool(r["fully_grounded"])),
-            "llm_fully_grounded": _prop(sampled, lambda r: bool(r["llm_fully_grounded"])),
+            **shares(sampled),
             "series": rows,
             "claims": pair,
         }
@@ -525,7 +525,7 @@ def build_tables(records: Sequence[dict], params: Mapping | None = None, judge_c
     runs = run_table(records, kinds)
     judges = sorted({r["judge"] for r in records})
     llm_judges = sorted({r["llm_judge"] for r in records if r.get("llm_judge")})
-    return {
+    tables = {
         "meta": {
             "n_records": len(records),
             "kinds": sorted({r["kind"] for r in records}),
@@ -545,5 +545,8 @@ def build_tables(records: Sequence[dict], params: Mapping | None = None, judge_c
         "final_system": select_final(runs, params.get("selection")),
         "replicates": replicate_table(records, kinds),
         "cost": cost_table(records, judge_costs),
-        **({"llm_judge": t} if (t := llm_judge_table(records)) is not None else {}),
     }
+    llm_table = llm_judge_table(records)
+    if llm_table is not None:
+        tables["llm_judge"] = llm_table
+    return tables
