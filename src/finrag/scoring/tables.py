@@ -176,11 +176,6 @@ def run_table(records: Sequence[dict], main_kinds: Sequence[str] | None = None) 
             tokens_per_answer=sum(_tokens(r) for r in recs) / len(recs),
             cost_usd=round(sum(r.get("cost_usd", 0.0) for r in recs), 6),
         )
-        if any(r.get("llm_sampled") for r in recs):
-            row["llm_fully_grounded"] = _prop(
-                recs, lambda r: r["llm_fully_grounded"], lambda r: r.get("llm_sampled") and r["llm_n_claims"]
-            )
-            row["llm_judge"] = next(r["llm_judge"] for r in recs if r.get("llm_sampled"))
         rows.append(row)
     return clean(rows)
 
