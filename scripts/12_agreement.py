@@ -16,6 +16,7 @@ from finrag.agreement import (
     judge_items,
     model_judge_sample,
     pair_rows,
+    record_interleaved,
     summary_table,
 )
 from finrag.config import mirror_dir, params
@@ -41,14 +42,11 @@ def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
     mode = os.environ.get("FINRAG_LLM_MODE", mj.get("cache_mode", "replay"))
     result["model_judges"] = {"sample_sizes": mj["sample_sizes"], "n_items": len(subset), "runs": {}}
     backends: dict = {}
-    for name, run in mj["runs"].items():
+
+    def build(name: str, run: dict) -> tuple:
+        """The run's judge over a fresh CachedLLM (its own request counts); backends, and so the loaded model and
+        its KV cache, are shared between runs."""
         bname = run["backend"]
-        # a run may take a smaller prefix of the same nested sample (its claims are then a subset of the others')
-        items_run = (
-            model_judge_sample(items, run["sample_sizes"], seed=p["seed"])
-            if "sample_sizes" in run
-            else subset
-        )
         if bname not in backends:
             backends[bname] = backend_from_spec(mj.get("backends", {}).get(bname), default=bname)
         llm = CachedLLM(backends[bname], mj["cache_dir"], mode=mode, stage="agreement")
@@ -58,6 +56,25 @@ def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
             target["decoding"] = run["decoding"]
         judge = make_judge(run["judge"], llm=llm, **jparams)
         judge.name = name
+        return judge, llm
+
+    # a run may take a smaller prefix of the same nested sample (its claims are then a subset of the others')
+    run_items = {
+        name: model_judge_sample(items, run["sample_sizes"], seed=p["seed"])
+        if "sample_sizes" in run
+        else subset
+        for name, run in mj["runs"].items()
+    }
+    if mode != "replay":  # record one-claim-a-call LLM judges claim by claim (KV cache reuse); replayed below
+        one_call = {
+            name: (run_items[name], build(name, run)[0])
+            for name, run in mj["runs"].items()
+            if run["judge"] == "llm" and (run.get("params") or {}).get("batch_size", 1) == 1
+        }
+        record_interleaved(one_call)
+    for name, run in mj["runs"].items():
+        items_run = run_items[name]
+        judge, llm = build(name, run)
         verdicts = judge_items(items_run, judge, chunk=8)
         res = evaluate_judge_on(items_run, judge, verdicts=verdicts, seed=p["seed"])
         records[name] = res.pop("records")

@@ -26,12 +26,16 @@ def run() -> None:
     family_of = {str(f): fam for fam in p["families"] for f in (Path(p["answers_dir"]) / fam).glob("*.jsonl")}
     files = sorted(family_of)
     answers = {f: load_answers([f]) for f in files}  # read once, for the scores and for generation.json
-    # the model-backed parts (off by default): the LLM judge on a sample, the LLM grader where the grader is unsure
+    # the model-backed parts (off by default): the LLM judge on a sample (and the LLM claim splitter on the same
+    # answers), the LLM grader where the grader is unsure
     mode = os.environ.get("FINRAG_LLM_MODE", p.get("cache_mode", "replay"))
     lspec, gspec = p.get("llm_judge") or {}, p.get("llm_grader") or {}
     factory = None
     if lspec.get("model"):
         factory = partial(make_judge, llm=cached_llm(lspec["model"], p["cache_dir"], mode, "score"))
+    splitter_llm = None
+    if (p.get("llm_splitter") or {}).get("model"):
+        splitter_llm = cached_llm(p["llm_splitter"]["model"], p["cache_dir"], mode, "score")
     grader = None
     if gspec.get("model"):
         grader = CachedLLMGrader(
@@ -44,6 +48,7 @@ def run() -> None:
             p,
             judge_factory=factory,
             llm_grader=grader,
+            llm_splitter_llm=splitter_llm,
         )
         tables = result["tables"]
         if grader is not None:

@@ -231,3 +231,28 @@ def test_parse_failures_are_counted_per_benchmark_and_flagged_per_item():
     out = evaluate_judge_on(items, ScriptedJudge(), verdicts=verdicts, seed=1, progress=False)
     assert out["benchmarks"]["b"]["parse_failures"] == 1
     assert [r["parse_failed"] for r in out["records"]] == [True, False, False]
+
+
+def test_record_interleaved_asks_every_judge_about_a_claim_before_the_next():
+    """Recording goes claim by claim across judges (so a judge and its resample share the claim's KV-cache
+    prefix); a judge is asked only about the claims of its own (possibly smaller) sample, each once."""
+    from finrag.agreement import record_interleaved
+
+    asked: list[tuple[str, str]] = []
+
+    class Spy:
+        def __init__(self, name):
+            self.name = name
+
+        def judge_batch(self, claims, passages, ids):
+            assert len(claims) == len(passages) == len(ids) == 1
+            asked.append((self.name, ids[0]))
+            return [ClaimVerdict(claim_id=ids[0], verdict="supported", judge=self.name)]
+
+    items = [
+        LabelledClaim(item_id=f"i{k}", benchmark="b", claim=f"c{k}", passages=["p"], human="supported")
+        for k in range(4)
+    ]
+    n = record_interleaved({"a": (items, Spy("a")), "b": (items[:2], Spy("b"))}, progress=False)
+    assert n == 4
+    assert asked == [("a", "i0"), ("b", "i0"), ("a", "i1"), ("b", "i1"), ("a", "i2"), ("a", "i3")]

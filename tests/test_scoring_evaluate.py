@@ -508,3 +508,74 @@ def test_run_scoring_asks_the_llm_grader_only_where_unsure_and_counts_it():
     for before, after in zip(plain["records"], out["records"], strict=True):
         if before["qid"] != "fb9":
             assert after["verdict"] == before["verdict"]
+
+
+class SplitLLM:
+    """A claim splitter model: each answer sentence with a figure becomes one claim; a refusal becomes NONE; an
+    answer that shows its reasoning gets an unreadable reply (the deterministic splitter takes over and it is counted)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def complete(self, messages, decoding, replicate=0, template_id="", item_id=""):
+        self.calls += 1
+        answer = messages[-1]["content"].split("Answer:\n", 1)[1].split("\n\nWrite the claims")[0]
+        if "Reasoning" in answer:
+            text = "Sure, here are the claims."
+        else:
+            lines = [
+                s.strip() for s in answer.replace("\n", " ").split(". ") if any(ch.isdigit() for ch in s)
+            ]
+            text = "\n".join(f"{i}. {s}" for i, s in enumerate(lines, 1)) or "NONE"
+        usage = {"input_tokens": 30, "output_tokens": 12}
+        return Completion(text=text, usage=usage, latency_s=0.5, cost_usd=0.0), f"s{self.calls}", False
+
+
+def test_llm_claim_splitter_beside_the_deterministic_one_on_the_llm_sample():
+    """With the LLM splitter on, every answer in the LLM judge's sample is split a second way and both judges
+    judge those claims too; the splitter table compares the two splitters on the same answers, and the splitter's
+    calls are costed beside the judges'."""
+    answers = study_answers()
+    llm, splitter = FakeLLM(), SplitLLM()
+
+    def factory(name, **params):
+        return make_judge(name, llm=llm if name == "llm" else None, **params)
+
+    params = {
+        "judge": {"name": "numeric", "params": {}},
+        "llm_judge": {"name": "llm", "params": {"batch_size": 1}, "sample": {"per_run": 1, "seed": 3}},
+        "llm_splitter": {"decoding": {"temperature": 0.0, "max_tokens": 256}},
+        "main_kinds": ["financebench"],
+        "correlation": {"n_resamples": 200},
+        "progress": False,
+    }
+    out = run_scoring(answers, study_questions(), params, factory, llm_splitter_llm=splitter)
+    recs = out["records"]
+    split = [r for r in recs if r["llm_split"]]
+    assert {id(r) for r in split} == {id(r) for r in recs if r["llm_sampled"]} and splitter.calls == len(
+        split
+    )
+    for r in split:
+        s = r["llm_split"]
+        assert s["n_claims"] == len(s["claims"])
+        assert s["llm_fully_grounded"] is False  # the fake judge supports nothing
+        if s["fell_back"]:  # the deterministic splitter's claims, so the numeric verdict is the same
+            assert (s["n_claims"], s["fully_grounded"]) == (r["n_claims"], r["fully_grounded"])
+    assert all(r["llm_split"] is None for r in recs if not r["llm_sampled"])
+    t = out["tables"]["splitters"]
+    assert [row["splitter"] for row in t["splitters"]] == ["deterministic", "llm"]
+    assert t["answers"] == len(split) and t["llm_fell_back"] == sum(
+        r["llm_split"]["fell_back"] for r in split
+    )
+    assert 0 < t["llm_fell_back"] < len(split)  # both paths taken
+    det, by_llm = t["splitters"]
+    assert det["claims"] == sum(r["n_claims"] for r in split)
+    assert by_llm["claims"] == sum(r["llm_split"]["n_claims"] for r in split)
+    assert by_llm["llm_fully_grounded"]["k"] == 0
+    assert t["same_verdict"]["primary"]["n"] == t["answers_with_claims_under_both"]
+    cost = out["tables"]["cost"]["judges"][-1]
+    assert cost["judge"] == "llm claim splitter" and cost["calls"] == splitter.calls
+    assert cost["input_tokens"] == 30 * splitter.calls
+    # off: no splitter table, no record field set
+    plain = run_scoring(answers, study_questions(), {**params, "llm_splitter": None}, factory)
+    assert "splitters" not in plain["tables"] and all(r["llm_split"] is None for r in plain["records"])

@@ -51,6 +51,25 @@ def judge_items(
     return out
 
 
+def record_interleaved(
+    runs: Mapping[str, tuple[Sequence[LabelledClaim], object]], progress: bool = True
+) -> int:
+    """Ask every judge about a claim before moving to the next claim: judges on the same model and prompt (the
+    greedy LLM judge and its resample) then find the claim's prompt already in the model's KV cache, so the second
+    call reads no prompt. Recording only: `runs` maps a name to (its items, a judge that judges one claim a call),
+    and the normal pass afterwards replays every verdict from the response cache. Returns the claims visited."""
+    order: dict[str, LabelledClaim] = {}
+    for items, _ in runs.values():
+        for it in items:
+            order.setdefault(it.item_id, it)
+    wanted = {name: {it.item_id for it in items} for name, (items, _) in runs.items()}
+    for it in tqdm(order.values(), desc="record judges claim by claim", disable=not progress):
+        for name, (_, judge) in runs.items():
+            if it.item_id in wanted[name]:
+                judge.judge_batch([it.claim], [it.passages], [it.item_id])
+    return len(order)
+
+
 def _block(
     human: list[str], judged: list[str], three: bool, seed: int, groups: list[str] | None = None
 ) -> dict:

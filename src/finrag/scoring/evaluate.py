@@ -113,11 +113,14 @@ def score_answer_record(
     judge,
     llm_judge=None,
     *,
+    llm_splitter: Callable | None = None,
     citations: bool = True,
     grader_params: Mapping | None = None,
     replicate_suffix: str = REPLICATE_SUFFIX,
 ) -> dict:
-    """The record of one answer (see the module docstring); `llm_judge` given = this answer is in its sample."""
+    """The record of one answer (see the module docstring); `llm_judge` given = this answer is in its sample.
+    `llm_splitter(answer) -> (claims, info)` (with the LLM judge's sample only): the answer split into claims by
+    an LLM as well, those claims judged by both judges, so the deterministic splitter has a measured rival."""
     final = extract_answer(a.text)
     declined = is_refusal(final) or is_decline(final)
     behaviour = expected_behaviour(q)
@@ -192,6 +195,23 @@ def score_answer_record(
             llm_n_claims=ls["n_claims"],
             llm_claims=_claims_brief(ls),
         )
+    rec.update(llm_split=None)
+    if llm_judge is not None and llm_splitter is not None:
+        split, info = llm_splitter(a)
+        by_primary = score_answer(a.text, a.passages, judge, claims=split)
+        by_llm = score_answer(a.text, a.passages, llm_judge, claims=split)
+        rec["llm_split"] = {
+            "fell_back": info.get("splitter") != "llm",
+            "n_claims": by_primary["n_claims"],
+            "fully_grounded": by_primary["fully_grounded"],
+            "groundedness": by_primary["groundedness"],
+            "llm_fully_grounded": by_llm["fully_grounded"],
+            "llm_groundedness": by_llm["groundedness"],
+            "claims": [
+                {**c, "llm_verdict": v["verdict"]}
+                for c, v in zip(_claims_brief(by_primary), by_llm["claims"], strict=True)
+            ],
+        }
     # 3. citations
     if citations:
         c = score_answer_citations(a, judge)
@@ -274,6 +294,7 @@ def score_answers(
     llm_seed: int = DEFAULT_SEED,
     llm_sample_questions: int | None = None,
     llm_sample_kinds: Sequence[str] | None = None,
+    llm_splitter: Callable | None = None,
     citations: bool = True,
     grader_params: Mapping | None = None,
     replicate_suffix: str = REPLICATE_SUFFIX,
@@ -305,6 +326,7 @@ def score_answers(
             questions_by_id[a.qid],
             judge,
             llm_judge if i in sampled else None,
+            llm_splitter=llm_splitter,
             citations=citations,
             grader_params=grader_params,
             replicate_suffix=replicate_suffix,
@@ -406,9 +428,11 @@ def _questions_by_id(questions) -> dict[str, Question]:
 _RUN_ONLY = ("seconds", "cache_hits", "new_cost_usd")
 
 
-def _judge_cost(judge, n_answers: int, n_claims: int, seconds: float, meters: list[JudgeMeter]) -> dict:
+def _judge_cost(
+    judge, n_answers: int, n_claims: int, seconds: float, meters: list[JudgeMeter], name: str | None = None
+) -> dict:
     row = {
-        "judge": getattr(judge, "name", type(judge).__name__),
+        "judge": name or getattr(judge, "name", type(judge).__name__),
         "answers": n_answers,
         "claims": n_claims,
         "seconds": round(seconds, 1),
@@ -441,6 +465,7 @@ def run_scoring(
     params: Mapping,
     judge_factory: Callable | None = None,
     llm_grader: Callable | None = None,
+    llm_splitter_llm=None,
 ) -> dict:
     """The scoring stage: read answers (or take them already read), score them, build the tables. Returns
     {"records", "tables"}.
@@ -448,8 +473,9 @@ def run_scoring(
     `questions`: Question records, a {qid: Question} mapping, or a JSONL path. `judge_factory(name, **params)`
     builds a judge (default `finrag.scoring.judge.make_judge`, which has no LLM); the stage passes one that gives
     the LLM judge its CachedLLM. `llm_grader(gold, answer, question)` is asked where the deterministic grader is
-    uncertain (finrag.scoring.model_grader.CachedLLMGrader). `params` is the `score:` section (see the module
-    docstring of tables.py).
+    uncertain (finrag.scoring.model_grader.CachedLLMGrader). `llm_splitter_llm` (a CachedLLM; with the LLM judge
+    only) splits the LLM judge's sampled answers into claims a second way (`params["llm_splitter"]["decoding"]`).
+    `params` is the `score:` section (see the module docstring of tables.py).
     """
     from finrag.scoring.judge import make_judge
     from finrag.scoring.tables import build_tables
@@ -474,6 +500,16 @@ def run_scoring(
         from finrag.scoring.judge import MemoJudge
 
         judge = MemoJudge(judge)
+    splitter, split_meter = None, None
+    if llm_splitter_llm is not None and llm_judge is not None:
+        from finrag.scoring.claims import llm_split_claims
+
+        split_meter = JudgeMeter(llm_splitter_llm)
+        decoding = (params.get("llm_splitter") or {}).get("decoding")
+
+        def splitter(a: Answer):
+            return llm_split_claims(a.text, split_meter, decoding, item_id=f"split:{a.run_id}:{a.qid}")
+
     timed = _TimedJudge(judge)
     timed_llm = _TimedJudge(llm_judge) if llm_judge is not None else None
     records = score_answers(
@@ -485,6 +521,7 @@ def run_scoring(
         llm_seed=seed,
         llm_sample_questions=sample.get("questions"),
         llm_sample_kinds=sample.get("kinds"),
+        llm_splitter=splitter,
         citations=bool(params.get("citations", True)),
         grader_params={
             **dict(params.get("grader") or {}),
@@ -501,6 +538,12 @@ def run_scoring(
         sampled = [r for r in records if r["llm_sampled"]]
         n_claims = sum(r["llm_n_claims"] or 0 for r in sampled)
         judge_costs.append(_judge_cost(llm_judge, len(sampled), n_claims, timed_llm.seconds, llm_meters))
+    if split_meter is not None:
+        n_split = sum(1 for r in records if r.get("llm_split"))
+        n_split_claims = sum(r["llm_split"]["n_claims"] for r in records if r.get("llm_split"))
+        judge_costs.append(
+            _judge_cost(None, n_split, n_split_claims, 0.0, [split_meter], "llm claim splitter")
+        )
     tables = build_tables(records, params, judge_costs=judge_costs)
     if params.get(
         "chance_check", True

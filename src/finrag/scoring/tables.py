@@ -56,6 +56,7 @@ __all__ = [
     "run_table",
     "scatter_points",
     "select_final",
+    "splitter_table",
     "trick_table",
     "two_by_two",
 ]
@@ -512,6 +513,64 @@ def llm_judge_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict |
     )
 
 
+def splitter_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict | None:
+    """The deterministic claim splitter against the LLM splitter on the LLM judge's sampled answers (None when the
+    LLM splitter is off): per splitter, claims per answer, answers left with no claim, and the share each judge
+    calls fully grounded (of answers with claims); then, per judge, how often the answer-level verdict (fully
+    grounded or not) is the same under both splitters (kappa over answers with claims under both)."""
+    sampled = [r for r in records if r.get("llm_split")]
+    if not sampled:
+        return None
+    views = {
+        "deterministic": [
+            {"n": r["n_claims"], "primary": r["fully_grounded"], "llm": r["llm_fully_grounded"]}
+            for r in sampled
+        ],
+        "llm": [
+            {
+                "n": r["llm_split"]["n_claims"],
+                "primary": r["llm_split"]["fully_grounded"],
+                "llm": r["llm_split"]["llm_fully_grounded"],
+            }
+            for r in sampled
+        ],
+    }
+    rows = []
+    for name, vs in views.items():
+        with_claims = [v for v in vs if v["n"]]
+        rows.append(
+            {
+                "splitter": name,
+                "answers": len(vs),
+                "claims": sum(v["n"] for v in vs),
+                "claims_per_answer": round(sum(v["n"] for v in vs) / len(vs), 3),
+                "no_claim": sum(1 for v in vs if not v["n"]),
+                "primary_fully_grounded": _prop(with_claims, lambda v: bool(v["primary"])),
+                "llm_fully_grounded": _prop(with_claims, lambda v: bool(v["llm"])),
+            }
+        )
+    both = [(d, m) for d, m in zip(views["deterministic"], views["llm"], strict=True) if d["n"] and m["n"]]
+    labels = ["fully grounded", "not"]
+    same = {}
+    for judge in ("primary", "llm"):
+        same[judge] = agreement(
+            [labels[0] if d[judge] else labels[1] for d, _ in both],
+            [labels[0] if m[judge] else labels[1] for _, m in both],
+            labels=labels,
+            seed=seed,
+        )
+    return clean(
+        {
+            "judges": [sorted({r["judge"] for r in sampled}), sorted({r["llm_judge"] for r in sampled})],
+            "answers": len(sampled),
+            "llm_fell_back": sum(1 for r in sampled if r["llm_split"]["fell_back"]),
+            "splitters": rows,
+            "answers_with_claims_under_both": len(both),
+            "same_verdict": same,
+        }
+    )
+
+
 def build_tables(records: Sequence[dict], params: Mapping | None = None, judge_costs=None) -> dict:
     """Every table of the scoring stage (see the module docstring for `params`)."""
     params = dict(params or {})
@@ -544,4 +603,7 @@ def build_tables(records: Sequence[dict], params: Mapping | None = None, judge_c
     llm_table = llm_judge_table(records)
     if llm_table is not None:
         tables["llm_judge"] = llm_table
+    split_table = splitter_table(records)
+    if split_table is not None:
+        tables["splitters"] = split_table
     return tables
