@@ -578,4 +578,4 @@ def test_llm_claim_splitter_beside_the_deterministic_one_on_the_llm_sample():
     assert cost["input_tokens"] == 30 * splitter.calls
     # off: no splitter table, no record field set
     plain = run_scoring(answers, study_questions(), {**params, "llm_splitter": None}, factory)
-    assert "splitters" not in plain["tables"] and all(r["llm_split"] is None for r in plain["records"])
+    assert "splitters" not in plain["tables"] and all("llm_split" not in r for r in plain["records"])

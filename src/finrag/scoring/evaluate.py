@@ -195,7 +195,10 @@ def score_answer_record(
             llm_n_claims=ls["n_claims"],
             llm_claims=_claims_brief(ls),
         )
-    rec.update(llm_split=None)
+    if (
+        llm_splitter is not None
+    ):  # the field exists only with the splitter on (records stay as they were without)
+        rec["llm_split"] = None
     if llm_judge is not None and llm_splitter is not None:
         split, info = llm_splitter(a)
         by_primary = score_answer(a.text, a.passages, judge, claims=split)
