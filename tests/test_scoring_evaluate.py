@@ -579,3 +579,35 @@ def test_llm_claim_splitter_beside_the_deterministic_one_on_the_llm_sample():
     # off: no splitter table, no record field set
     plain = run_scoring(answers, study_questions(), {**params, "llm_splitter": None}, factory)
     assert "splitters" not in plain["tables"] and all("llm_split" not in r for r in plain["records"])
+
+
+def test_llm_splitter_claims_judged_by_the_numeric_judge_only_when_asked():
+    answers = study_answers()
+    llm, splitter = FakeLLM(), SplitLLM()
+
+    def factory(name, **params):
+        return make_judge(name, llm=llm if name == "llm" else None, **params)
+
+    params = {
+        "judge": {"name": "numeric", "params": {}},
+        "llm_judge": {"name": "llm", "params": {"batch_size": 1}, "sample": {"per_run": 1, "seed": 3}},
+        "llm_splitter": {"decoding": {"max_tokens": 256}, "llm_judge": False},
+        "correlation": {"n_resamples": 50},
+        "progress": False,
+    }
+    out = run_scoring(answers, study_questions(), params, factory, llm_splitter_llm=splitter)
+    split = [r["llm_split"] for r in out["records"] if r["llm_split"]]
+    assert split and all(s["llm_fully_grounded"] is None for s in split if s["n_claims"])
+    calls_with_llm_off = llm.calls
+    t = out["tables"]["splitters"]
+    assert t["llm_judged"] is False and set(t["same_verdict"]) == {"primary"}
+    assert t["splitters"][1]["llm_fully_grounded"] is None and t["splitters"][0]["llm_fully_grounded"]
+    llm.calls = 0
+    run_scoring(
+        answers,
+        study_questions(),
+        {**params, "llm_splitter": {"llm_judge": True}},
+        factory,
+        llm_splitter_llm=SplitLLM(),
+    )
+    assert llm.calls > calls_with_llm_off  # the LLM judge judged the split claims too

@@ -114,13 +114,15 @@ def score_answer_record(
     llm_judge=None,
     *,
     llm_splitter: Callable | None = None,
+    split_judged_by_llm: bool = True,
     citations: bool = True,
     grader_params: Mapping | None = None,
     replicate_suffix: str = REPLICATE_SUFFIX,
 ) -> dict:
     """The record of one answer (see the module docstring); `llm_judge` given = this answer is in its sample.
     `llm_splitter(answer) -> (claims, info)` (with the LLM judge's sample only): the answer split into claims by
-    an LLM as well, those claims judged by both judges, so the deterministic splitter has a measured rival."""
+    an LLM as well, those claims judged by the primary judge (and by the LLM judge with `split_judged_by_llm`), so
+    the deterministic splitter has a measured rival."""
     final = extract_answer(a.text)
     declined = is_refusal(final) or is_decline(final)
     behaviour = expected_behaviour(q)
@@ -202,18 +204,20 @@ def score_answer_record(
     if llm_judge is not None and llm_splitter is not None:
         split, info = llm_splitter(a)
         by_primary = score_answer(a.text, a.passages, judge, claims=split)
-        by_llm = score_answer(a.text, a.passages, llm_judge, claims=split)
+        by_llm = score_answer(a.text, a.passages, llm_judge, claims=split) if split_judged_by_llm else None
         rec["llm_split"] = {
             "fell_back": info.get("splitter") != "llm",
             "n_claims": by_primary["n_claims"],
             "fully_grounded": by_primary["fully_grounded"],
             "groundedness": by_primary["groundedness"],
-            "llm_fully_grounded": by_llm["fully_grounded"],
-            "llm_groundedness": by_llm["groundedness"],
+            "llm_fully_grounded": by_llm["fully_grounded"] if by_llm else None,
+            "llm_groundedness": by_llm["groundedness"] if by_llm else None,
             "claims": [
                 {**c, "llm_verdict": v["verdict"]}
                 for c, v in zip(_claims_brief(by_primary), by_llm["claims"], strict=True)
-            ],
+            ]
+            if by_llm
+            else _claims_brief(by_primary),
         }
     # 3. citations
     if citations:
@@ -298,6 +302,7 @@ def score_answers(
     llm_sample_questions: int | None = None,
     llm_sample_kinds: Sequence[str] | None = None,
     llm_splitter: Callable | None = None,
+    split_judged_by_llm: bool = True,
     citations: bool = True,
     grader_params: Mapping | None = None,
     replicate_suffix: str = REPLICATE_SUFFIX,
@@ -330,6 +335,7 @@ def score_answers(
             judge,
             llm_judge if i in sampled else None,
             llm_splitter=llm_splitter,
+            split_judged_by_llm=split_judged_by_llm,
             citations=citations,
             grader_params=grader_params,
             replicate_suffix=replicate_suffix,
@@ -525,6 +531,7 @@ def run_scoring(
         llm_sample_questions=sample.get("questions"),
         llm_sample_kinds=sample.get("kinds"),
         llm_splitter=splitter,
+        split_judged_by_llm=bool((params.get("llm_splitter") or {}).get("llm_judge", True)),
         citations=bool(params.get("citations", True)),
         grader_params={
             **dict(params.get("grader") or {}),

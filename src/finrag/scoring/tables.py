@@ -517,7 +517,8 @@ def splitter_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict | 
     """The deterministic claim splitter against the LLM splitter on the LLM judge's sampled answers (None when the
     LLM splitter is off): per splitter, claims per answer, answers left with no claim, and the share each judge
     calls fully grounded (of answers with claims); then, per judge, how often the answer-level verdict (fully
-    grounded or not) is the same under both splitters (kappa over answers with claims under both)."""
+    grounded or not) is the same under both splitters (kappa over answers with claims under both). The LLM judge's
+    columns are None when it did not judge the LLM splitter's claims (`score.llm_splitter.llm_judge: false`)."""
     sampled = [r for r in records if r.get("llm_split")]
     if not sampled:
         return None
@@ -535,6 +536,9 @@ def splitter_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict | 
             for r in sampled
         ],
     }
+    llm_judged = all(
+        r["llm_split"]["llm_fully_grounded"] is not None or not r["llm_split"]["n_claims"] for r in sampled
+    )
     rows = []
     for name, vs in views.items():
         with_claims = [v for v in vs if v["n"]]
@@ -546,13 +550,17 @@ def splitter_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict | 
                 "claims_per_answer": round(sum(v["n"] for v in vs) / len(vs), 3),
                 "no_claim": sum(1 for v in vs if not v["n"]),
                 "primary_fully_grounded": _prop(with_claims, lambda v: bool(v["primary"])),
-                "llm_fully_grounded": _prop(with_claims, lambda v: bool(v["llm"])),
+                "llm_fully_grounded": (
+                    _prop(with_claims, lambda v: bool(v["llm"]))
+                    if llm_judged or name == "deterministic"
+                    else None
+                ),
             }
         )
     both = [(d, m) for d, m in zip(views["deterministic"], views["llm"], strict=True) if d["n"] and m["n"]]
     labels = ["fully grounded", "not"]
     same = {}
-    for judge in ("primary", "llm"):
+    for judge in ("primary", "llm") if llm_judged else ("primary",):
         same[judge] = agreement(
             [labels[0] if d[judge] else labels[1] for d, _ in both],
             [labels[0] if m[judge] else labels[1] for _, m in both],
@@ -563,6 +571,7 @@ def splitter_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict | 
         {
             "judges": [sorted({r["judge"] for r in sampled}), sorted({r["llm_judge"] for r in sampled})],
             "answers": len(sampled),
+            "llm_judged": llm_judged,
             "llm_fell_back": sum(1 for r in sampled if r["llm_split"]["fell_back"]),
             "splitters": rows,
             "answers_with_claims_under_both": len(both),
