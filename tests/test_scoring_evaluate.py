@@ -531,12 +531,9 @@ class SplitLLM:
         return Completion(text=text, usage=usage, latency_s=0.5, cost_usd=0.0), f"s{self.calls}", False
 
 
-def test_llm_claim_splitter_beside_the_deterministic_one_on_the_llm_sample():
-    """With the LLM splitter on, every answer in the LLM judge's sample is split a second way and both judges
-    judge those claims too; the splitter table compares the two splitters on the same answers, and the splitter's
-    calls are costed beside the judges'."""
-    answers = study_answers()
-    llm, splitter = FakeLLM(), SplitLLM()
+def _score_with_splitter(splitter_params, splitter=None, llm=None):
+    """run_scoring on the study with the fake judge model (FakeLLM) and the fake splitter model (SplitLLM)."""
+    llm = llm or FakeLLM()
 
     def factory(name, **params):
         return make_judge(name, llm=llm if name == "llm" else None, **params)
@@ -544,12 +541,20 @@ def test_llm_claim_splitter_beside_the_deterministic_one_on_the_llm_sample():
     params = {
         "judge": {"name": "numeric", "params": {}},
         "llm_judge": {"name": "llm", "params": {"batch_size": 1}, "sample": {"per_run": 1, "seed": 3}},
-        "llm_splitter": {"decoding": {"temperature": 0.0, "max_tokens": 256}},
+        "llm_splitter": splitter_params,
         "main_kinds": ["financebench"],
-        "correlation": {"n_resamples": 200},
+        "correlation": {"n_resamples": 50},
         "progress": False,
     }
-    out = run_scoring(answers, study_questions(), params, factory, llm_splitter_llm=splitter)
+    return run_scoring(study_answers(), study_questions(), params, factory, llm_splitter_llm=splitter)
+
+
+def test_llm_claim_splitter_beside_the_deterministic_one_on_the_llm_sample():
+    """With the LLM splitter on, every answer in the LLM judge's sample is split a second way and both judges
+    judge those claims too; the splitter table compares the two splitters on the same answers, and the splitter's
+    calls are costed beside the judges'."""
+    splitter = SplitLLM()
+    out = _score_with_splitter({"decoding": {"temperature": 0.0, "max_tokens": 256}}, splitter)
     recs = out["records"]
     split = [r for r in recs if r["llm_split"]]
     assert {id(r) for r in split} == {id(r) for r in recs if r["llm_sampled"]} and splitter.calls == len(
@@ -577,25 +582,13 @@ def test_llm_claim_splitter_beside_the_deterministic_one_on_the_llm_sample():
     assert cost["judge"] == "llm claim splitter" and cost["calls"] == splitter.calls
     assert cost["input_tokens"] == 30 * splitter.calls
     # off: no splitter table, no record field set
-    plain = run_scoring(answers, study_questions(), {**params, "llm_splitter": None}, factory)
+    plain = _score_with_splitter(None)
     assert "splitters" not in plain["tables"] and all("llm_split" not in r for r in plain["records"])
 
 
 def test_llm_splitter_claims_judged_by_the_numeric_judge_only_when_asked():
-    answers = study_answers()
-    llm, splitter = FakeLLM(), SplitLLM()
-
-    def factory(name, **params):
-        return make_judge(name, llm=llm if name == "llm" else None, **params)
-
-    params = {
-        "judge": {"name": "numeric", "params": {}},
-        "llm_judge": {"name": "llm", "params": {"batch_size": 1}, "sample": {"per_run": 1, "seed": 3}},
-        "llm_splitter": {"decoding": {"max_tokens": 256}, "llm_judge": False},
-        "correlation": {"n_resamples": 50},
-        "progress": False,
-    }
-    out = run_scoring(answers, study_questions(), params, factory, llm_splitter_llm=splitter)
+    llm = FakeLLM()
+    out = _score_with_splitter({"decoding": {"max_tokens": 256}, "llm_judge": False}, SplitLLM(), llm)
     split = [r["llm_split"] for r in out["records"] if r["llm_split"]]
     assert split and all(s["llm_fully_grounded"] is None for s in split if s["n_claims"])
     calls_with_llm_off = llm.calls
@@ -603,11 +596,5 @@ def test_llm_splitter_claims_judged_by_the_numeric_judge_only_when_asked():
     assert t["llm_judged"] is False and set(t["same_verdict"]) == {"primary"}
     assert t["splitters"][1]["llm_fully_grounded"] is None and t["splitters"][0]["llm_fully_grounded"]
     llm.calls = 0
-    run_scoring(
-        answers,
-        study_questions(),
-        {**params, "llm_splitter": {"llm_judge": True}},
-        factory,
-        llm_splitter_llm=SplitLLM(),
-    )
+    _score_with_splitter({"llm_judge": True}, SplitLLM(), llm)
     assert llm.calls > calls_with_llm_off  # the LLM judge judged the split claims too
