@@ -107,6 +107,21 @@ def _claims_brief(scored: dict) -> list[dict]:
     return [{"claim_id": c["claim_id"], "text": c["text"], "verdict": c["verdict"]} for c in scored["claims"]]
 
 
+def _llm_split(a: Answer, llm_splitter: Callable, judge, llm_judge=None) -> dict:
+    """The answer's claims as the LLM splitter writes them, judged by the primary judge (and the LLM judge)."""
+    split, info = llm_splitter(a)
+    primary = score_answer(a.text, a.passages, judge, claims=split)
+    claims = _claims_brief(primary)
+    out = {"fell_back": info.get("splitter") != "llm", "n_claims": primary["n_claims"]}
+    out.update(fully_grounded=primary["fully_grounded"], groundedness=primary["groundedness"])
+    out.update(llm_fully_grounded=None, llm_groundedness=None)
+    if llm_judge is not None:
+        by_llm = score_answer(a.text, a.passages, llm_judge, claims=split)
+        out.update(llm_fully_grounded=by_llm["fully_grounded"], llm_groundedness=by_llm["groundedness"])
+        claims = [{**c, "llm_verdict": v["verdict"]} for c, v in zip(claims, by_llm["claims"], strict=True)]
+    return {**out, "claims": claims}
+
+
 def score_answer_record(
     a: Answer,
     q: Question,
@@ -200,25 +215,8 @@ def score_answer_record(
     if (
         llm_splitter is not None
     ):  # the field exists only with the splitter on (records stay as they were without)
-        rec["llm_split"] = None
-    if llm_judge is not None and llm_splitter is not None:
-        split, info = llm_splitter(a)
-        by_primary = score_answer(a.text, a.passages, judge, claims=split)
-        by_llm = score_answer(a.text, a.passages, llm_judge, claims=split) if split_judged_by_llm else None
-        rec["llm_split"] = {
-            "fell_back": info.get("splitter") != "llm",
-            "n_claims": by_primary["n_claims"],
-            "fully_grounded": by_primary["fully_grounded"],
-            "groundedness": by_primary["groundedness"],
-            "llm_fully_grounded": by_llm["fully_grounded"] if by_llm else None,
-            "llm_groundedness": by_llm["groundedness"] if by_llm else None,
-            "claims": [
-                {**c, "llm_verdict": v["verdict"]}
-                for c, v in zip(_claims_brief(by_primary), by_llm["claims"], strict=True)
-            ]
-            if by_llm
-            else _claims_brief(by_primary),
-        }
+        by_llm = llm_judge if split_judged_by_llm else None
+        rec["llm_split"] = _llm_split(a, llm_splitter, judge, by_llm) if llm_judge is not None else None
     # 3. citations
     if citations:
         c = score_answer_citations(a, judge)
