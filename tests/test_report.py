@@ -88,3 +88,22 @@ def test_every_expected_section_has_a_template():
     for names in SECTIONS.values():
         for name in names:
             assert (templates / f"{name}.md.j2").is_file(), name
+
+
+def test_the_agreement_sentence_names_only_the_model_judges_on_a_shorter_prefix():
+    from finrag.report.render import render_section
+
+    def run(n_per_bench):
+        return {"benchmarks": {b: {"binary": {"n": n}} for b, n in zip(("a", "b"), n_per_bench, strict=True)}}
+
+    results = {
+        "judge_agreement": {
+            "summary": [],
+            "model_judges": {"n_items": 20, "runs": {"full": run((10, 10)), "short": run((10, 3))}},
+        }
+    }
+    text = render_section("agreement", results)
+    assert "; short on the first part of it" in text
+    assert "full on the first part" not in text
+    results["judge_agreement"]["model_judges"]["runs"].pop("short")
+    assert "first part of it" not in render_section("agreement", results)

@@ -89,6 +89,11 @@ def pctci(pair, digits: int = 1) -> str:
     return f"[{100 * pair[0]:.{digits}f}, {100 * pair[1]:.{digits}f}]"
 
 
+def claims_judged(run: dict) -> int:
+    """Claims a model judge ran on (its per-benchmark binary n summed): runs may take shorter prefixes."""
+    return sum(b["binary"]["n"] for b in run["benchmarks"].values())
+
+
 def load_results(results_dir: Path) -> dict:
     ctx: dict = {}
     for p in [*sorted(results_dir.glob("*.json")), *sorted((results_dir / "metrics").glob("*.json"))]:
@@ -105,7 +110,7 @@ def _env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(fmt=fmt, pct=pct, ci=ci, pctci=pctci)
+    env.filters.update(fmt=fmt, pct=pct, ci=ci, pctci=pctci, claims_judged=claims_judged)
     return env
 
 
