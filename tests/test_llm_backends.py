@@ -322,7 +322,7 @@ def test_llamacpp_identity_needs_no_model_and_missing_library_is_one_line(tmp_pa
         "model_revision_or_weights_sha256": local_model.PACKAGED_SHA256,
     }
     # speed settings stay out of the cache key: calls recorded with them replay without them
-    assert LlamaCppBackend(n_threads=1, n_batch=64, flash_attn=True).identity() == ident
+    assert LlamaCppBackend(n_threads=1, n_batch=64, flash_attn=True, ram_cache_mb=256).identity() == ident
     gguf = tmp_path / "tiny.gguf"
     gguf.write_bytes(b"GGUF-not-really")
     sha = hashlib.sha256(b"GGUF-not-really").hexdigest()
@@ -388,15 +388,19 @@ def test_packaged_parts_when_installed():
 
 
 @pytest.mark.slow
-def test_llamacpp_packaged_model_greedy_and_prefix_reuse():
-    """Real local model (skipped unless `uv sync --extra llm` was run): deterministic, and the second style of
-    the same question re-evaluates only the prompt suffix (KV-cache prefix reuse)."""
+def _skip_without_packaged_model():
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python not installed (uv sync --extra llm)")
     try:
         local_model.packaged_parts()
     except local_model.ModelUnavailable as exc:
         pytest.skip(str(exc))
+
+
+def test_llamacpp_packaged_model_greedy_and_prefix_reuse():
+    """Real local model (skipped unless `uv sync --extra llm` was run): deterministic, and the second style of
+    the same question re-evaluates only the prompt suffix (KV-cache prefix reuse)."""
+    _skip_without_packaged_model()
     import llama_cpp
 
     backend = LlamaCppBackend(
@@ -413,6 +417,41 @@ def test_llamacpp_packaged_model_greedy_and_prefix_reuse():
     assert first.text == again.text and first.usage["output_tokens"] > 0
     assert 0 < evaluated < second.usage["input_tokens"] / 2, (evaluated, second.usage)
     assert backend.identity()["model_revision_or_weights_sha256"] == local_model.PACKAGED_SHA256
+
+
+def test_llamacpp_ram_cache_restores_an_interleaved_prefix_and_keeps_the_reply():
+    """Real local model: RAGAS alternates two few-shot prompts, which defeats plain prefix reuse; with
+    `ram_cache_mb` the third call (family A again) re-reads only its new suffix, and replies as without it."""
+    _skip_without_packaged_model()
+    import llama_cpp
+
+    head_a = "Split the answer into statements. " + " ".join(
+        f"Example {i}: the sky is blue." for i in range(40)
+    )
+    head_b = "Judge each statement against the context. " + " ".join(
+        f"Case {i}: verdict 1." for i in range(40)
+    )
+    a1 = [{"role": "user", "content": head_a + " Answer: revenue rose 5%."}]
+    b1 = [{"role": "user", "content": head_b + " Statement: revenue rose 5%."}]
+    a2 = [{"role": "user", "content": head_a + " Answer: margins fell."}]
+    dec = {"max_tokens": 4, "seed": 1}
+
+    def third_call(ram_cache_mb: int):
+        backend = LlamaCppBackend(n_ctx=1024, n_threads=1, n_batch=128, ram_cache_mb=ram_cache_mb)
+        backend.complete(a1, decoding=dec)
+        backend.complete(b1, decoding=dec)
+        before = llama_cpp.llama_perf_context(backend.load()._ctx.ctx).n_p_eval
+        reply = backend.complete(a2, decoding=dec)
+        cache = backend.load().cache
+        if cache is not None:  # the capacity bounds what the states really hold (scores included)
+            held = sum(st.scores.nbytes + st.llama_state_size for st in cache.cache_state.values())
+            assert 0 < held <= ram_cache_mb << 20 and len(cache.cache_state) == 3
+        return reply, llama_cpp.llama_perf_context(backend.load()._ctx.ctx).n_p_eval - before
+
+    cached, read_cached = third_call(256)
+    plain, read_plain = third_call(0)
+    assert cached.text == plain.text
+    assert read_cached < read_plain / 4, (read_cached, read_plain, cached.usage)
 
 
 def test_packaged_models_table_and_unknown_name():

@@ -665,6 +665,25 @@ class OllamaBackend(Backend):
         )
 
 
+def ram_cache(llama_cpp, capacity_bytes: int):
+    """llama-cpp-python's LlamaRAMCache, with its capacity counting every byte a saved state holds.
+
+    Why: LlamaRAMCache counts only the llama.cpp state (KV cells, ~12 KB a token for the 0.5B), but each saved
+    LlamaState also carries a copy of the scores array (n_batch x n_vocab floats: ~311 MB for Qwen at
+    n_batch 512), so a 2 GB "capacity" kept ~70 states and grew the process past 23 GB here before it evicted.
+    """
+
+    class CountingRAMCache(llama_cpp.LlamaRAMCache):
+        @property
+        def cache_size(self) -> int:
+            return sum(
+                state.llama_state_size + state.scores.nbytes + state.input_ids.nbytes
+                for state in self.cache_state.values()
+            )
+
+    return CountingRAMCache(capacity_bytes=capacity_bytes)
+
+
 @BACKENDS.register("llamacpp")
 class LlamaCppBackend(Backend):
     """In-process llama.cpp (llama-cpp-python) on a GGUF file: the packaged Qwen2.5-Coder-0.5B by default.
@@ -747,7 +766,7 @@ class LlamaCppBackend(Backend):
                 verbose=self.verbose,
             )
         if self.ram_cache_mb > 0:
-            self._llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=self.ram_cache_mb << 20))
+            self._llm.set_cache(ram_cache(llama_cpp, self.ram_cache_mb << 20))
         return self._llm
 
     def settings(self) -> dict:
