@@ -31,7 +31,7 @@ try:  # typer >= 0.2x vendors click as typer._click; its exceptions are not clic
 except ImportError:  # pragma: no cover - older typer on top of click
     from click import exceptions as _cx
 
-JUDGE_CHOICES = ("numeric", "overlap", "llm", "combined", "ragas")
+JUDGE_CHOICES = ("numeric", "overlap", "llm", "combined", "ragas", "verifier", "study")
 LABEL_FORMATS = ("findver", "attributionbench", "expertqa", "finrag")
 DEFAULT_LLM_CACHE = "llm_cache"
 

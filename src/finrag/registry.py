@@ -5,6 +5,7 @@ Adding an implementation is one class and one decorator line, as in lm-evaluatio
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -15,6 +16,12 @@ class Registry(Generic[T]):
     def __init__(self, family: str):
         self.family = family
         self._items: dict[str, T] = {}
+        self._lazy: dict[str, str] = {}
+
+    def lazy(self, name: str, target: str) -> None:
+        """Register `name` as "module:attr", imported on first use (lm-evaluation-harness style): a plugin with
+        heavy imports costs nothing until asked for, and it needs no import back into the registry's module."""
+        self._lazy[name] = target
 
     def register(self, name: str) -> Callable[[T], T]:
         def deco(obj: T) -> T:
@@ -26,14 +33,18 @@ class Registry(Generic[T]):
         return deco
 
     def get(self, name: str) -> T:
+        if name not in self._items and name in self._lazy:
+            module, _, attr = self._lazy[name].partition(":")
+            obj = getattr(importlib.import_module(module), attr)
+            self._items.setdefault(name, obj)
         try:
             return self._items[name]
         except KeyError:
-            known = ", ".join(sorted(self._items)) or "none"
+            known = ", ".join(self.names()) or "none"
             raise KeyError(f"unknown {self.family} '{name}' (known: {known})") from None
 
     def names(self) -> list[str]:
-        return sorted(self._items)
+        return sorted(set(self._items) | set(self._lazy))
 
     def __contains__(self, name: str) -> bool:
-        return name in self._items
+        return name in self._items or name in self._lazy

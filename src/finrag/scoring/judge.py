@@ -33,6 +33,9 @@ from finrag.scoring.claims import content_stems, split_sentences, stem, strip_ci
 from finrag.search import COMPANY_ALIASES
 
 JUDGES: Registry = Registry("judge")
+# the trained claim verifier and the combined study judge (finrag.verifier): loaded when first asked for
+JUDGES.lazy("verifier", "finrag.verifier.judges:VerifierJudge")
+JUDGES.lazy("study", "finrag.verifier.judges:StudyJudge")
 VERDICTS = ("supported", "unsupported", "contradicted")
 
 
