@@ -17,6 +17,7 @@ from finrag.agreement import (
     model_judge_sample,
     pair_rows,
     record_interleaved,
+    select_judge,
     summary_table,
 )
 from finrag.config import mirror_dir, params
@@ -131,6 +132,10 @@ def run() -> None:
         if (r["subset"] == "all" or r["benchmark"] == "findver") and r["level"] in ("binary", "answer")
     ]
     forest_plot(forest_rows, Path(p["forest_plot"]))
+    if p.get("selection"):
+        result["selected_judge"] = select_judge(
+            result["summary"], p["selection"]["candidates"], p["selection"]["benchmarks"]
+        )
     result["_provenance"] = provenance(
         "12_agreement", p, datasets=["findver", "attributionbench", "expertqa"]
     )

@@ -145,7 +145,7 @@ def test_train_verifier_end_to_end_and_judges(tmp_path):
                       "source": "xbrl", "kind": "value", "group": f"x{i}"})  # fmt: skip
     pairs.write_text("\n".join(json.dumps(r) for r in synth) + "\n")
     p = {"folds": 2, "seed": 1, "synthetic": {"xbrl": 60}, "human_weight": 2.0, "max_units": 4,
-         "max_seq_length": 32, "threads": 1, "progress": False,
+         "max_seq_length": 32, "threads": 1, "progress": False, "feature_cache": str(tmp_path / "fcache"),
          "gbm": {"max_iter": 30, "learning_rate": 0.1, "max_leaf_nodes": 7, "min_samples_leaf": 5,
                  "l2_regularization": 0.0}}  # fmt: skip
     out = tmp_path / "model"

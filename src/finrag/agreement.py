@@ -315,3 +315,24 @@ def ai_pairs_by_benchmark(
         res = ai_vs_ai({k: va[k]["judge"] for k in keys}, {k: vb[k]["judge"] for k in keys}, seed=seed)
         out.append({"benchmark": bench, **res})
     return out
+
+
+def select_judge(summary: Sequence[Mapping], candidates: Sequence[str], benchmarks: Sequence[str]) -> dict:
+    """The pre-registered rule for the study's groundedness judge: among `candidates`, the one whose lowest binary
+    kappa with the humans over `benchmarks` is highest (a judge must be trustworthy everywhere, not on average);
+    ties go to the earlier candidate (the cheaper one, listed first). Fixed before any answer is re-scored."""
+    worst: dict[str, float] = {}
+    for name in candidates:
+        ks = [
+            r["kappa"]
+            for r in summary
+            if r["pair"] == f"human vs {name}" and r["subset"] == "all" and r["level"] == "binary"
+            and r["benchmark"] in benchmarks and r["kappa"] is not None and not np.isnan(r["kappa"])
+        ]  # fmt: skip
+        if len(ks) == len(benchmarks):
+            worst[name] = float(min(ks))
+    if not worst:
+        raise ValueError(f"select_judge: none of {list(candidates)} was measured on all of {list(benchmarks)}")
+    best = max(candidates, key=lambda n: (worst.get(n, -np.inf), -list(candidates).index(n)))
+    return {"rule": "max over candidates of the min binary kappa over benchmarks", "candidates": list(candidates),
+            "benchmarks": list(benchmarks), "min_kappa": worst, "selected": best}  # fmt: skip

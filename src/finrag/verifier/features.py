@@ -6,7 +6,8 @@
   thousand/million/billion rescale; the same for years, and for figures in the closest sentence;
 - names: share of the claim's capitalised words found;
 - negation in the claim vs its closest sentence;
-- the numeric judge's verdict (supported / contradicted / unsupported), and whether the claim states figures;
+- the numeric judge's verdict (supported / contradicted / unsupported) and what it found (names and years
+  missing, share of figures matched directly or by one arithmetic step), and whether the claim states figures;
 - the benchmark the claim comes from (known from the file's format), so one model serves each regime.
 """
 
@@ -26,6 +27,8 @@ FEATURES = (
     "cos_max", "cos_top2", "lex_cover", "lex_cover_best", "bigram_cover", "n_figures", "figures_found",
     "figures_found_best", "n_years", "years_found", "caps_found", "neg_claim", "neg_best", "claim_words",
     "log_evidence_words", "numeric_supported", "numeric_contradicted", "has_figures",
+    "numeric_names_missing", "numeric_years_missing", "numeric_abstained", "numeric_figures_matched",
+    "numeric_arithmetic", "numeric_overlap",
     *(f"bench_{b}" for b in BENCHMARK_FLAGS),
 )  # fmt: skip
 
@@ -91,7 +94,7 @@ def _bigrams(text: str) -> set[tuple[str, str]]:
 
 def row_features(
     claim: str, passages: Sequence[str], units: list[str], claim_vec: np.ndarray, unit_vecs: np.ndarray,
-    numeric_verdict: str, has_fig: bool, benchmark: str,
+    numeric_verdict: str, has_fig: bool, benchmark: str, numeric_detail: dict | None = None,
 ) -> list[float]:  # fmt: skip
     ev = "\n".join(passages)
     cos = unit_vecs @ claim_vec if len(units) else np.array([0.0])
@@ -128,6 +131,16 @@ def row_features(
         float(numeric_verdict == "contradicted"),
         float(has_fig),
     ]
+    d = numeric_detail or {}
+    figs = d.get("figures") or []
+    feats += [
+        float(len(d.get("entities_missing") or [])),
+        float(len(d.get("years_missing") or [])),
+        float(bool(d.get("abstained"))),
+        _frac([f.get("match", "none") != "none" for f in figs]),
+        float(any(f.get("match") == "arithmetic" for f in figs)),
+        float(d.get("overlap", -1.0)),
+    ]
     feats += [float(benchmark == b) for b in BENCHMARK_FLAGS]
     return feats
 
@@ -147,6 +160,6 @@ def featurise(
         list(zip(rows, units, strict=True)), desc="verifier features", disable=not progress, leave=False
     ):
         uv = vecs[[index[u] for u in us]] if us else np.zeros((0, vecs.shape[1]), dtype=np.float32)
-        nv = numeric_judge.judge(c, list(ps)).verdict
-        out.append(row_features(c, ps, us, vecs[index[c]], uv, nv, bool(has_figures(c)), bench))
+        v = numeric_judge.judge(c, list(ps))
+        out.append(row_features(c, ps, us, vecs[index[c]], uv, v.verdict, bool(has_figures(c)), bench, v.detail))
     return np.asarray(out, dtype=float)

@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from finrag.humanlabels import binary, load_all
-from finrag.io import read_jsonl, write_json, write_jsonl
+from finrag.io import canonical_json, read_jsonl, sha256_file, sha256_text, write_json, write_jsonl
 from finrag.stats import agreement
 from finrag.verifier.build import HUMAN_SETS, _ab_questions, crossfit_fold, crossfit_group, item_key
 from finrag.verifier.calibrate import best_threshold, fit_study, study_features
@@ -58,6 +58,12 @@ def human_rows(mirror: Path, k: int) -> list[dict]:
     return rows
 
 
+def _features_code_hash() -> str:
+    import finrag.verifier.features as f
+
+    return sha256_file(f.__file__)
+
+
 def _classifier(p: dict) -> HistGradientBoostingClassifier:
     g = p["gbm"]
     return HistGradientBoostingClassifier(
@@ -88,8 +94,23 @@ def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numer
     human = human_rows(mirror, k)
     rows = [(x["claim"], [x["evidence"]], "synthetic") for x in synth]
     rows += [(r["claim"], r["passages"], r["benchmark"]) for r in human]
-    embedder = make_embedder("minilm", precision="fp32", threads=p.get("threads"), max_seq_length=p["max_seq_length"])
-    x_all = featurise(rows, embedder, NumericJudge(**numeric_params), p["max_units"], p.get("progress", True))
+    # the feature pass (the bi-encoder over every claim and evidence sentence, ~7 min) is cached by the hash of
+    # everything it reads, outside the stage's outputs: a rerun that changes only the classifier skips it
+    fkey = sha256_text(canonical_json({
+        "rows": [[c, ps, b] for c, ps, b in rows], "numeric": numeric_params, "max_units": p["max_units"],
+        "max_seq_length": p["max_seq_length"], "features": list(FEATURES), "code": _features_code_hash(),
+    }))[:20]  # fmt: skip
+    cache = Path(p.get("feature_cache", "data/cache/verifier_features")) / f"{fkey}.npy"
+    if cache.exists():
+        x_all = np.load(cache)
+    else:
+        embedder = make_embedder("minilm", precision="fp32", threads=p.get("threads"),
+                                 max_seq_length=p["max_seq_length"])  # fmt: skip
+        x_all = featurise(rows, embedder, NumericJudge(**numeric_params), p["max_units"], p.get("progress", True))
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(".tmp.npy")
+        np.save(tmp, x_all)
+        tmp.replace(cache)
     t_feat = time.time() - t0
     ns = len(synth)
     y = np.array([x["label"] for x in synth] + [r["label"] for r in human])
