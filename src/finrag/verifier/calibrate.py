@@ -16,7 +16,6 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score
 
-
 STUDY_FEATURES = ("logit", "numeric_supported", "numeric_contradicted", "has_figures")
 
 
