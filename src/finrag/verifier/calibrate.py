@@ -16,8 +16,6 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score
 
-STUDY_FEATURES = ("logit", "numeric_supported", "numeric_contradicted", "has_figures")
-
 
 def best_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
     """The cut (supported when score >= cut) with the highest kappa; ties go to the cut nearest the median."""
@@ -36,6 +34,7 @@ def best_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
 
 
 def study_features(logit: float, numeric_verdict: str, has_fig: bool) -> list[float]:
+    """The study judge's inputs: the verifier logit, the numeric verdict (supported / contradicted), figures?"""
     lg = logit if math.isfinite(logit) else -10.0
     return [lg, float(numeric_verdict == "supported"), float(numeric_verdict == "contradicted"), float(has_fig)]
 

@@ -145,6 +145,13 @@ def row_features(
     return feats
 
 
+def verifier_embedder(max_seq_length: int, threads: int | None = None):
+    """The bi-encoder the features read: the packaged all-MiniLM-L6-v2, fp32, as in training."""
+    from finrag.embedding import make_embedder
+
+    return make_embedder("minilm", precision="fp32", threads=threads, max_seq_length=max_seq_length)
+
+
 def featurise(
     rows: Sequence[tuple[str, Sequence[str], str]], embedder, numeric_judge, max_units: int, progress: bool = True,
 ) -> np.ndarray:  # fmt: skip

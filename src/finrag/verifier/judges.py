@@ -1,4 +1,4 @@
-"""The trained judges: `verifier` (the cross-encoder alone, cut at a calibrated threshold) and `study` (verifier
+"""The trained judges: `verifier` (the trained classifier alone, cut at a calibrated threshold) and `study` (verifier
 + numeric checks, combined by a cross-fitted logistic regression).
 
 A claim the dev sets hold (found by the hash of its text and passages) is judged out of fold: by the fold model
@@ -19,7 +19,7 @@ from finrag.io import read_jsonl
 from finrag.scoring.judge import BaseJudge, NumericJudge, _batch_args, has_figures
 from finrag.verifier.build import item_key
 from finrag.verifier.calibrate import study_features, study_prob
-from finrag.verifier.features import BENCHMARK_FLAGS, featurise
+from finrag.verifier.features import BENCHMARK_FLAGS, featurise, verifier_embedder
 from finrag.verifier.scoring import load_model, read_calibration
 
 
@@ -37,9 +37,18 @@ class VerifierJudge(BaseJudge):
         self.oof = {r["key"]: r for r in read_jsonl(oof)} if crossfit and oof.exists() else {}
         self.stats = {"out_of_fold": 0, "new_claims": 0}
 
-    def _bench(self, claim_id: str) -> str:
+    @staticmethod
+    def _benchmark(claim_id: str) -> str | None:
+        """The human benchmark a claim id names ("findver:..."), or None."""
         b = claim_id.split(":", 1)[0]
-        return b if b in self.cal["benchmarks"] else "default"
+        return b if b in BENCHMARK_FLAGS and b != "synthetic" else None
+
+    def _calibration(self, claim_id: str, rec: dict | None) -> tuple[dict, str | None]:
+        """The benchmark's calibration and, for a stored dev claim, its fold (else None: fitted on all)."""
+        if rec is not None:
+            return self.cal["benchmarks"][rec["benchmark"]], str(rec["fold"])
+        b = self._benchmark(claim_id)
+        return self.cal["benchmarks"][b if b in self.cal["benchmarks"] else "default"], None
 
     def logits(
         self, claims: Sequence[str], per: Sequence[Sequence[str]], ids: Sequence[str]
@@ -56,20 +65,13 @@ class VerifierJudge(BaseJudge):
                 todo.append(i)
         if todo:
             if self._embedder is None:
-                from finrag.embedding import make_embedder
-
-                self._embedder = make_embedder("minilm", precision="fp32", max_seq_length=self.cal["max_seq_length"])
-            rows = [(claims[i], list(per[i]), self._flag(ids[i])) for i in todo]
+                self._embedder = verifier_embedder(self.cal["max_seq_length"])
+            rows = [(claims[i], list(per[i]), self._benchmark(ids[i]) or "none") for i in todo]
             x = featurise(rows, self._embedder, self.numeric, self.cal["max_units"], progress=False)
             for i, lg in zip(todo, np.asarray(self.model.decision_function(x), dtype=float), strict=True):
                 out[i] = (float(lg), None)
                 self.stats["new_claims"] += 1
         return out
-
-    @staticmethod
-    def _flag(claim_id: str) -> str:
-        b = claim_id.split(":", 1)[0]
-        return b if b in BENCHMARK_FLAGS and b != "synthetic" else "none"
 
     def judge(self, claim: str, passages: Sequence[str], claim_id: str = "") -> ClaimVerdict:
         return self.judge_batch([claim], [list(passages)], [claim_id])[0]
@@ -78,8 +80,8 @@ class VerifierJudge(BaseJudge):
         ids, per = _batch_args(claims, passages, claim_ids)
         out = []
         for cid, (lg, rec) in zip(ids, self.logits(list(claims), per, ids), strict=True):
-            cal = self.cal["benchmarks"][rec["benchmark"] if rec else self._bench(cid)]
-            t = cal["threshold_by_fold"][str(rec["fold"])] if rec else cal["threshold_all"]
+            cal, fold = self._calibration(cid, rec)
+            t = cal["threshold_by_fold"][fold] if fold is not None else cal["threshold_all"]
             out.append(ClaimVerdict(
                 claim_id=cid, verdict="supported" if lg >= t else "unsupported", judge=self.name,
                 detail={"logit": round(lg, 4), "threshold": round(t, 4),
@@ -95,8 +97,8 @@ class StudyJudge(VerifierJudge):
         ids, per = _batch_args(claims, passages, claim_ids)
         out = []
         for cid, c, ps, (lg, rec) in zip(ids, claims, per, self.logits(list(claims), per, ids), strict=True):
-            cal = self.cal["benchmarks"][rec["benchmark"] if rec else self._bench(cid)]
-            model = cal["study_by_fold"][str(rec["fold"])] if rec else cal["study_all"]
+            cal, fold = self._calibration(cid, rec)
+            model = cal["study_by_fold"][fold] if fold is not None else cal["study_all"]
             nv = rec["numeric"] if rec else self.numeric.judge(c, ps).verdict
             hf = rec["has_figures"] if rec else bool(has_figures(c))
             prob = study_prob(model, study_features(lg, nv, hf))

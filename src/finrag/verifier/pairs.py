@@ -1,5 +1,5 @@
 """The verifier's training contract (`ClaimPair`) and the pieces every pair builder shares: number formatting,
-controlled value perturbation, and the evidence window a short-context cross-encoder reads."""
+controlled value perturbation, and the evidence window of a pair."""
 
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ class ClaimPair(BaseModel):
     group: str  # filing / report / question: cross-fitting never splits a group
 
 
-_SCALE_WORD = {0: "", 3: " thousand", 6: " million", 9: " billion"}
+SCALE_WORD = {0: "", 3: " thousand", 6: " million", 9: " billion"}
 
 
 def format_money(value: float, scale: int, decimals: int) -> str:
     """A dollar amount as a filing writes it at `scale` (e.g. -1234e6 at 6 -> "-$1,234 million")."""
     shown = abs(value) / 10**scale
     sign = "-" if value < 0 else ""
-    return f"{sign}${shown:,.{decimals}f}{_SCALE_WORD.get(scale, '')}"
+    return f"{sign}${shown:,.{decimals}f}{SCALE_WORD.get(scale, '')}"
 
 
 def perturb_value(rng: random.Random, value: float, decimals: int) -> float:
@@ -45,8 +45,8 @@ _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
 
 
 def windows(text: str, max_words: int = 160, stride: int = 120) -> list[str]:
-    """Overlapping word windows of a passage, cut at line/sentence ends where possible: a cross-encoder of 256
-    tokens reads one at a time and the claim is scored against each (the maximum counts, as MiniCheck does)."""
+    """Overlapping word windows of a passage, cut at line/sentence ends where possible (a pair keeps the one
+    closest to its claim: `best_window`)."""
     units = [u.strip() for u in _SPLIT.split(text) if u.strip()]
     if not units:
         return []

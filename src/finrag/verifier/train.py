@@ -6,9 +6,9 @@ Writes into `out_dir`: `model.pkl` (fitted on everything: for claims of new file
 `oof.jsonl` (every dev claim's out-of-fold score), `calibration.json` (kappa-maximising thresholds and the study
 judge's logistic regression per benchmark, each also fitted without each fold) and `metrics.json`.
 
-Why not a fine-tuned cross-encoder: one was tried first (finrag.verifier.crossencoder, MiniLM, one epoch of
-~4,400 pairs a fold, 28 min a fold on one core); its training loss stayed at 0.690 (chance is 0.693) and its
-validation ROC AUC was 0.56 / 0.62 (results/metrics/verifier_crossencoder_probe.json): CPU allows too few steps."""
+Why not a fine-tuned cross-encoder: one was tried first (commit fa62c4d, MiniLM, one epoch of ~4,400 pairs a
+fold, 28 min a fold on one core); its training loss stayed at 0.690 (chance is 0.693) and its validation ROC AUC
+was 0.56 / 0.62 (results/metrics/verifier_crossencoder_probe.json): CPU allows too few steps."""
 
 from __future__ import annotations
 
@@ -23,12 +23,11 @@ from pathlib import Path
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from finrag.humanlabels import binary, load_all
 from finrag.io import canonical_json, read_jsonl, sha256_file, sha256_text, write_json, write_jsonl
 from finrag.stats import agreement
-from finrag.verifier.build import HUMAN_SETS, _ab_questions, crossfit_fold, crossfit_group, item_key
+from finrag.verifier.build import HUMAN_SETS, human_rows
 from finrag.verifier.calibrate import best_threshold, fit_study, study_features
-from finrag.verifier.features import FEATURES, featurise
+from finrag.verifier.features import FEATURES, featurise, verifier_embedder
 
 log = logging.getLogger(__name__)
 
@@ -36,26 +35,13 @@ log = logging.getLogger(__name__)
 def synthetic_subsample(pairs: list[dict], caps: dict[str, int], seed: int) -> list[dict]:
     rng = random.Random(seed)
     out = []
-    for source in sorted({x["source"] for x in pairs if x["source"] not in HUMAN_SETS}):
+    for source in sorted({x["source"] for x in pairs}):
         rows = [x for x in pairs if x["source"] == source]
         cap = caps.get(source)
         if cap is not None and cap < len(rows):
             rows = [rows[i] for i in sorted(rng.sample(range(len(rows)), cap))]
         out.extend(rows)
     return out
-
-
-def human_rows(mirror: Path, k: int) -> list[dict]:
-    loaded = load_all(mirror, labels_dir=Path("/nonexistent"))
-    abq = _ab_questions(mirror)
-    rows = []
-    for bench in HUMAN_SETS:
-        for it in loaded[bench].items:
-            g = crossfit_group(it, abq)
-            rows.append({"key": item_key(it.claim, it.passages), "benchmark": bench, "group": g,
-                         "fold": crossfit_fold(g, k), "label": int(binary(it.human) == "supported"),
-                         "claim": it.claim, "passages": it.passages})  # fmt: skip
-    return rows
 
 
 def _features_code_hash() -> str:
@@ -85,7 +71,6 @@ def _save(obj, path: Path) -> None:
 
 
 def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numeric_params: dict) -> dict:
-    from finrag.embedding import make_embedder
     from finrag.scoring.judge import NumericJudge
 
     t0 = time.time()
@@ -104,8 +89,7 @@ def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numer
     if cache.exists():
         x_all = np.load(cache)
     else:
-        embedder = make_embedder("minilm", precision="fp32", threads=p.get("threads"),
-                                 max_seq_length=p["max_seq_length"])  # fmt: skip
+        embedder = verifier_embedder(p["max_seq_length"], p.get("threads"))
         x_all = featurise(rows, embedder, NumericJudge(**numeric_params), p["max_units"], p.get("progress", True))
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_suffix(".tmp.npy")

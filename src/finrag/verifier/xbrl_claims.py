@@ -30,7 +30,7 @@ from pathlib import Path
 
 import lxml.etree
 
-from finrag.verifier.pairs import ClaimPair, format_money, perturb_value
+from finrag.verifier.pairs import SCALE_WORD, ClaimPair, format_money, perturb_value
 
 _IX = "{http://www.xbrl.org/2013/inlineXBRL}"
 _XBRLI = "{http://www.xbrl.org/2003/instance}"
@@ -169,7 +169,7 @@ def _value_text(f: Fact, value: float, scale: int | None = None) -> str:
         return ("-" if value < 0 else "") + f"${abs(value):,.2f} per share"
     if f.unit == "shares":
         s = f.scale if scale is None else scale
-        word = {3: " thousand", 6: " million", 9: " billion"}.get(s, "")
+        word = SCALE_WORD.get(s, "")
         return f"{value / 10**s:,.{f.decimals_shown}f}{word} shares"
     return format_money(value, f.scale if scale is None else scale, f.decimals_shown)
 
@@ -253,7 +253,6 @@ def _perturbed(rng, t, tables, ti, f, ctx, ctxs, company, label, period, fiscal,
     kinds += ["period", "direction"] * bool(same_row) + ["neighbour"] * bool(neighbours)
     kind = rng.choice(kinds)
     evidence = _window(t.rows, f.row)
-    label_out = 0
     if kind == "value":
         text = _claim(rng, company, label, period, _value_text(f, perturb_value(rng, f.value, f.decimals_shown)))
     elif kind == "scale":
@@ -293,7 +292,7 @@ def _perturbed(rng, t, tables, ti, f, ctx, ctxs, company, label, period, fiscal,
         o = tables[rng.choice(others)]
         evidence = _window(o.rows, rng.randrange(len(o.rows)))
         text = _claim(rng, company, label, period, _value_text(f, f.value))
-    return [ClaimPair(claim=text, evidence=evidence, label=label_out, source="xbrl", kind=kind, group=group)]
+    return [ClaimPair(claim=text, evidence=evidence, label=0, source="xbrl", kind=kind, group=group)]
 
 
 def _ns_tree(raw: str):
