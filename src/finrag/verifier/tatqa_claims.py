@@ -12,6 +12,7 @@ import random
 import re
 from pathlib import Path
 
+from finrag.reranker import render_table
 from finrag.verifier.pairs import ClaimPair, perturb_value
 
 TATQA_FILE = "tatqa/tatqa_dataset_dev.json"
@@ -39,18 +40,16 @@ def question_claim(question: str, answer: str) -> str:
     return f"{question.strip().rstrip('?')}: {answer}."
 
 
-def _render_table(rows: list[list[str]]) -> str:
-    return "\n".join(" | ".join(c for c in r if str(c).strip()) for r in rows if any(str(c).strip() for c in r))
-
-
 def _evidence(ctx: dict, q: dict) -> str:
-    paras = {p["uid"]: p["text"] for p in ctx["paragraphs"]}
-    rel = [paras[u] for u in q.get("rel_paragraphs", []) if u in paras]
-    order = sorted(ctx["paragraphs"], key=lambda p: p.get("order", 0))
+    """The paragraphs the question rests on (TAT-QA's `rel_paragraphs` are paragraph orders; all paragraphs when it
+    names none) and, for a table question, the table first, rendered as the re-ranker's TAT-QA data renders it."""
+    order = sorted(ctx["paragraphs"], key=lambda p: int(p.get("order", 0)))
+    by_order = {str(p.get("order")): p["text"] for p in order}
+    rel = [by_order[str(o)] for o in q.get("rel_paragraphs", []) if str(o) in by_order]
     text_paras = rel or [p["text"] for p in order]
     if q.get("answer_from") == "text":
         return "\n".join(text_paras)
-    return _render_table(ctx["table"]["table"]) + "\n" + "\n".join(text_paras[:2])
+    return render_table(ctx["table"]["table"]) + "\n" + "\n".join(text_paras[:2])
 
 
 def _number(ans) -> float | None:
