@@ -25,7 +25,7 @@ _NEG_VERB = (
     r"|wasn['’]t|were\s+not|weren['’]t|has\s+not|hasn['’]t|have\s+not|haven['’]t)"
 )
 _PROVIDE = (
-    r"(?:provide|provided|include|included|contain|contained|mention|mentioned|specify|specified|disclose|disclosed"
+    r"(?:provide|provided|include|included|contain|contained|mention|mentioned|specify|specified|disclose|disclosed|say"
     r"|state|stated|give|given|offer|show|shown|list|listed|present|presented|detail|detailed|cover|covered|reference"
     r"|break\s+down|outline|outlined|report|reported|indicate|indicated|explicitly|directly|specifically"
     r"|explain|discuss|allow|permit|enable)"

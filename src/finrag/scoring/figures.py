@@ -20,7 +20,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Figure", "detect_number_lang", "extract_figures", "normalise_number", "stated_scale"]
+__all__ = [
+    "Figure",
+    "detect_number_lang",
+    "extract_figures",
+    "normalise_number",
+    "shown_number_lang",
+    "stated_scale",
+]
 
 SCALE_WORDS: dict[str, float] = {
     "thousand": 1e3,
@@ -71,7 +78,8 @@ _CURRENCY_CANON = {
     "¥": "JPY",
 }
 
-_NUM = r"(?:\d{1,3}(?:[,.\u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?|[.,]\d+)"
+# thousands groups must end the run of digits: "7.2105" is one decimal number, not "7.210" and "5"
+_NUM = r"(?:\d{1,3}(?:[,.\u00a0\u202f]\d{3})+(?!\d)(?:[.,]\d+)?|\d+(?:[.,]\d+)?|[.,]\d+)"
 _CUR_PRE = r"(?:US\$|USD|\$|€|EUR|£|GBP|¥)"
 _SCALE_ALT = (
     r"miles\s+de\s+millones|mil\s+millones|thousands?|millions?|billions?|trillions?|millones|mill[óo]n|mill\."
@@ -82,7 +90,7 @@ _PCT_ALT = (
     r"|(?P<bps>basis\s+points?|bps|bp|b\.p\.|puntos\s+b[áa]sicos|p\.b\.|pb)"
     r"|(?P<pct>%|percent|per\s?cent|por\s?ciento)"
 )
-_CUR_POST = r"(?:USD|EUR|dollars?|d[óo]lares|euros?|€|\$)"
+_CUR_POST = r"(?:USD|EUR|U\.?S\.?\s+dollars?|dollars?|d[óo]lares|euros?|€|\$)"
 
 _FIGURE_RE = re.compile(
     rf"""
@@ -125,6 +133,8 @@ _STATED_SCALE_RE = re.compile(
         (?P<a>thousands|millions|billions|trillions|miles\s+de\s+millones|miles|millones|mn|bn|mm|k)\b)
     |(?:(?:US\$|USD|\$|€|EUR)\s+in\s+(?P<b>thousands|millions|billions))\b
     |(?:\(\s*(?P<c>thousands|millions|billions)\b)
+    |(?:\(\s*(?:amounts\s+)?(?:US\$|USD|\$|€|EUR)\s+(?P<d>thousands|millions|billions)\b)
+    |(?P<e>(?:\$|\bUSD)\s?000s\b|\(\s*(?:in\s+)?(?:\$|USD)\s?000\s*\))
     """,
     re.VERBOSE | re.IGNORECASE,
 )
@@ -168,6 +178,14 @@ class Figure:
         if self.is_percent or self.is_pp:
             return self.value
         return None
+
+
+def shown_number_lang(text: str) -> str | None:
+    """'es' / 'en' when the text's own number formats tell ("2.431,7" / "2,431.7"), else None."""
+    es, en = len(_ES_NUM.findall(text)), len(_EN_NUM.findall(text))
+    if es == en:
+        return None
+    return "es" if es > en else "en"
 
 
 def detect_number_lang(text: str) -> str:
@@ -233,7 +251,9 @@ def stated_scale(text: str) -> float | None:
     m = _STATED_SCALE_RE.search(text or "")
     if not m:
         return None
-    word = re.sub(r"\s+", " ", (m.group("a") or m.group("b") or m.group("c")).lower())
+    if m.group("e"):
+        return 1e3  # "($000s)": amounts in thousands
+    word = re.sub(r"\s+", " ", (m.group("a") or m.group("b") or m.group("c") or m.group("d")).lower())
     if word == "miles":
         return 1e3
     return SCALE_WORDS.get(word) or SCALE_WORDS.get(word.rstrip("s"))
@@ -263,7 +283,12 @@ def extract_figures(text: str, lang: str | None = None, default_scale: float | N
         left = text[lead - 1] if lead > 0 else ""
         left_of_num = text[s0 - 1] if s0 > 0 else ""
         year_label = bool(_YEAR_PREFIX.search(before))
-        if (left.isalpha() or left_of_num.isalpha() or left_of_num == "_") and not year_label:
+        glued_code = (
+            m.group("cur1") is not None and m.end("cur1") == s0
+        )  # "USD7.2bn": the code is the currency
+        if (
+            left.isalpha() or (left_of_num.isalpha() and not glued_code) or left_of_num == "_"
+        ) and not year_label:
             continue
         sign = m.group("sign1") or m.group("sign2")
         sign_pos = m.start("sign1") if m.group("sign1") else (m.start("sign2") if m.group("sign2") else -1)
@@ -299,6 +324,8 @@ def extract_figures(text: str, lang: str | None = None, default_scale: float | N
         is_bps = m.group("bps") is not None
         is_pp = m.group("pp") is not None
         cur_raw = (m.group("cur0") or m.group("cur1") or m.group("cur2") or "").strip().lower()
+        if re.fullmatch(r"u\.?s\.?\s+dollars?", cur_raw):
+            cur_raw = "usd"  # "U.S. dollars"
         currency = _CURRENCY_CANON.get(cur_raw) if cur_raw else None
         scale_word = m.group("scale") or m.group("scale2")
         scale, explicit = 1.0, False

@@ -4,7 +4,8 @@ Rules (each is a documented choice, validated against FinanceBench's human label
 
 * **Refusal** — the answer contains a refusal cue (``declining.refusal_cue``) and neither gives the gold
   figure / gold yes-no nor commits to a result of its own (a computed "= 12.5", "Therefore, ... is ...")
-  -> ``refusal``. An answer that caveats and then commits ("not stated; therefore the ratio is 12.5") is graded
+  -> ``refusal``; but when the gold itself says the filing does not state it ("The filing does not say",
+  "Not disclosed"), declining is the right answer -> ``correct`` (the declining axis still counts it). An answer that caveats and then commits ("not stated; therefore the ratio is 12.5") is graded
   as an answer.
 * **Numeric gold** — every gold figure (years excluded) must be matched by some answer figure: same kind
   (percent with percent, basis points converted to percent; a bare decimal may match a percent gold x100, e.g.
@@ -28,7 +29,14 @@ Rules (each is a documented choice, validated against FinanceBench's human label
   splitter cuts it, so an abbreviation ("Adj. EBITDA", "Inc.") does not end it. Citation markers ("[1]") in the
   answer are not figures.
 * **Signs** are compared by magnitude: "decreased by $229 million" answers a gold of -$229 million, and an
-  accounting "(0.6)%" answers 0.62%; the FinanceBench labellers did not penalise sign conventions.
+  accounting "(0.6)%" answers 0.62%; the FinanceBench labellers did not penalise sign conventions. But when
+  both sides give the figure a sign and they differ, it is no match: a minus or parentheses, else the nearest
+  direction word of the figure's clause ("fell", "rose"), else a signed noun ("loss", "income"). "Operating
+  income was $87.1 million" does not answer "-$87.1 million", nor "rose by $64 million" a fall of $64 million;
+  an unsigned "$87.1 million" still does (``figure_sign``).
+* **Number formats** are read per text: a gold "2.431,7 millones de euros" and an answer "EUR 2,431.7 million"
+  each in their own format (a text showing no telling number falls back to the joint reading); currency codes
+  and "bn"/"mn" carry their meaning ("USD 7.2105 bn" is $7,210.5 million).
 * **Off by a power of 1,000** (answer/gold within 1% of 1e3, 1e6, 1e-3 or 1e-6) -> ``incorrect`` with
   ``unit_mismatch=True``.
 * **Yes/no gold** (gold opens with yes/no) — the answer's polarity must agree; when it agrees the answer is
@@ -56,7 +64,13 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from finrag.scoring.claims import split_sentences, strip_citations
 from finrag.scoring.declining import refusal_cue
-from finrag.scoring.figures import Figure, detect_number_lang, extract_figures, stated_scale
+from finrag.scoring.figures import (
+    Figure,
+    detect_number_lang,
+    extract_figures,
+    shown_number_lang,
+    stated_scale,
+)
 
 __all__ = ["GradeResult", "Verdict", "answer_polarity", "content_recall", "grade", "match_figure"]
 
@@ -400,6 +414,16 @@ def _same_kind(g: Figure, a: Figure) -> bool:
     return (g.currency is None) == (a.currency is None) and not a.is_year
 
 
+# a gold that says the answer is not in the filing ("The filing does not say", "Not disclosed")
+_NOT_STATED_GOLD = re.compile(
+    r"\b(?:(?:does|do|did)\s+not|doesn['’]t|don['’]t|didn['’]t)\s+(?:\w+\s+){0,2}?(?:say|state|disclose|provide"
+    r"|mention|specify|report|give|include|break\s+down)\b"
+    r"|\bnot\s+(?:\w+\s+)?(?:stated|disclosed|provided|mentioned|specified|reported|given|available|included)\b"
+    r"|\b(?:cannot|can['’]t|could\s+not)\s+be\s+(?:determined|calculated|answered|found|derived)\b"
+    r"|\bno\s+(?:such\s+)?(?:information|data|mention|disclosure|figure)\b"
+    r"|\bno\s+se\s+(?:indica|menciona|especifica|informa|desglosa)\b|\bno\s+(?:consta|figura)\b",
+    re.IGNORECASE,
+)
 _NONE_GOLD = re.compile(
     r"^\W*(?:there\s+(?:are|is|were|was)\s+)?(?:none|nothing|no\s+such\s+\w+|ninguno|nada)\W*$", re.I
 )
@@ -417,14 +441,84 @@ _CHANGE = re.compile(
 )
 
 
+# Which way a figure points, read off the words next to it. Direction words ("fell", "rose") outrank the nouns
+# that carry a sign ("loss", "income"): "net income fell by $64 million" is a fall.
+_SIGN_DOWN = re.compile(
+    r"\b(?:decreas\w*|declin\w*|fell|fall\w*|drop\w*|down|lower|reduc\w*|shr[aiu]nk\w*|contract\w*|negative"
+    r"|disminu\w*|ca[íi]d[ao]s?|cay[óo]|baj[óoa]\w*|negativ[oa]s?)\b",
+    re.IGNORECASE,
+)
+_SIGN_UP = re.compile(
+    r"\b(?:increas\w*|rose|rise[sn]?|rising|gr[eo]w\w*|up|higher|improv\w*|expand\w*|positive"
+    r"|aument\w*|creci\w*|subi[óo]|positiv[oa]s?)\b",
+    re.IGNORECASE,
+)
+_SIGN_NEG_NOUN = re.compile(
+    r"\b(?:loss|losses|lost|losing|deficit|outflows?|p[ée]rdidas?|perdi[óo]|d[ée]ficit)\b", re.IGNORECASE
+)
+_SIGN_POS_NOUN = re.compile(
+    r"\b(?:income|profits?|profitable|earnings|earned|surplus|gains?|inflows?|beneficios?|ganancias?|gan[óo])\b",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r"[;!?\n]|(?<!\d)\.(?!\d)|\bbut\b|\bwhile\b|\bwhereas\b", re.IGNORECASE)
+SIGN_WINDOW_BEFORE = 60  # characters of the figure's own clause read before it ...
+SIGN_WINDOW_AFTER = 25  # ... and after it ("a $64 million decrease")
+
+
+def figure_sign(text: str, f: Figure) -> str | None:
+    """'neg' / 'pos' when the figure or the words of its clause give it a sign, else None (unsigned).
+
+    A minus or accounting parentheses make it negative; otherwise the nearest direction word of its clause
+    ("fell", "increased"), else the nearest signed noun ("loss", "income"), decides.
+    """
+    if f.value < 0:
+        return "neg"
+    lo = max(0, f.start - SIGN_WINDOW_BEFORE)
+    before = text[lo : f.start]
+    cuts = list(_CLAUSE_END.finditer(before))
+    if cuts:
+        before = before[cuts[-1].end() :]
+    after = text[f.end : f.end + SIGN_WINDOW_AFTER]
+    cut = _CLAUSE_END.search(after)
+    if cut:
+        after = after[: cut.start()]
+    for down_rx, up_rx in ((_SIGN_DOWN, _SIGN_UP), (_SIGN_NEG_NOUN, _SIGN_POS_NOUN)):
+        cues = [(len(before) - m.end(), "neg") for m in down_rx.finditer(before)]
+        cues += [(len(before) - m.end(), "pos") for m in up_rx.finditer(before)]
+        cues += [(m.start(), "neg") for m in down_rx.finditer(after)]
+        cues += [(m.start(), "pos") for m in up_rx.finditer(after)]
+        if cues:
+            return min(cues)[1]
+    return None
+
+
+def _sign_conflict(g: Figure, gold_text: str, a: Figure, answer_text: str) -> bool:
+    """The gold and the answer both give the figure a sign, and the signs differ ("an operating loss of $87.1
+    million" answered by "operating income was $87.1 million"; a fall of $64 million by "rose by $64 million").
+    An unsigned side never conflicts: sign conventions alone are not penalised."""
+    gs = figure_sign(gold_text, g)
+    if gs is None:
+        return False
+    a_sign = figure_sign(answer_text, a)
+    return a_sign is not None and a_sign != gs
+
+
 def _match_all(
-    gfigs: list[Figure], afigs: list[Figure], tol: float, derived: bool = False
+    gfigs: list[Figure],
+    afigs: list[Figure],
+    tol: float,
+    derived: bool = False,
+    texts: tuple[str, str] | None = None,
 ) -> tuple[list[tuple[Figure, Figure]], list[Figure], bool]:
+    """Match each gold figure to an answer figure; with ``texts`` (gold, answer), a match whose signs conflict
+    does not count."""
     matched, unmatched, mismatch = [], [], False
     for g in gfigs:
         hit = None
         for a in afigs:
             r = match_figure(g, a, tol)
+            if r == "match" and texts is not None and _sign_conflict(g, texts[0], a, texts[1]):
+                continue
             if r == "match":
                 hit = a
                 break
@@ -477,7 +571,12 @@ def grade(
     gold = "" if gold is None else str(gold).strip()
     answer = "" if answer is None else strip_citations(str(answer))  # "[1]" is a citation, not a figure
     question = "" if question is None else str(question)
-    lang = lang or detect_number_lang(f"{gold}\n{answer}")
+    joint = lang or detect_number_lang(f"{gold}\n{answer}")
+    # each text is read in its own number format when it shows one ("2.431,7 millones" against "EUR 2,431.7
+    # million"); a text without a telling number falls back to the joint reading
+    g_lang = lang or shown_number_lang(gold) or joint
+    a_lang = lang or shown_number_lang(answer) or joint
+    lang = joint
     q_scale = stated_scale(question)
     qfigs = extract_figures(question, lang)
 
@@ -486,15 +585,16 @@ def grade(
     # the headline: later gold sentences explain it ("Adj. EBITDA", "Inc.", "U.S." do not end it)
     parts = split_sentences(body)
     key, key_end = (parts[0][2], parts[0][1]) if parts else (body, len(body))
-    gfigs_all = [f for f in extract_figures(body, lang, q_scale) if not f.is_year]
+    gfigs_all = [f for f in extract_figures(body, g_lang, q_scale) if not f.is_year]
     gfigs = [f for f in gfigs_all if f.start < key_end]
-    a_all = extract_figures(answer, lang, q_scale)
+    a_all = extract_figures(answer, a_lang, q_scale)
     gold_in_q = any(_in_question(g, qfigs) for g in gfigs)
     afigs = [f for f in a_all if not f.is_year and (gold_in_q or not _in_question(f, qfigs))]
     a_pol, hard = answer_polarity(answer, question) if g_pol else (None, False)
     # only a change may be matched by the difference of two levels
     change = bool(_CHANGE.search(gold) or _CHANGE.search(question))
-    matched, unmatched, mismatch = _match_all(gfigs, afigs, tol, derived=change)
+    texts = (body, answer)
+    matched, unmatched, mismatch = _match_all(gfigs, afigs, tol, derived=change, texts=texts)
     res = GradeResult(
         verdict="incorrect",
         method="numeric" if gfigs else "text",
@@ -504,7 +604,8 @@ def grade(
         gold_polarity=g_pol,
         answer_polarity=a_pol,
     )
-    key_words = _content(re.sub(r"[\d.,%$€()-]+", " ", key), lang) - _content(question, lang)
+    # words in the gold's own language: "2.431,7 millones de euros" is all figure
+    key_words = _content(re.sub(r"[\d.,%$€()-]+", " ", key), g_lang) - _content(question, lang)
     numeric_gold = bool(gfigs) and len(key_words) <= 1
 
     # 1. refusals: a refusal cue and no committed answer
@@ -516,6 +617,12 @@ def grade(
         )
         answered = bool(gfigs and not unmatched) or bool(g_pol and hard and a_pol == g_pol and not bare)
         if not answered and not _committed(answer):
+            gold_cue = _NOT_STATED_GOLD.search(key) if not gfigs and not g_pol else None
+            if gold_cue is not None:  # "The filing does not say": declining is the right answer
+                gold_cue = gold_cue.group(0)
+                res.verdict, res.method = "correct", "refusal"
+                res.detail = f"the gold says it is not stated ({gold_cue!r}); so does the answer ({cue!r})"
+                return res
             res.verdict, res.method, res.detail = "refusal", "refusal", f"refusal cue: {cue!r}"
             return res
 
@@ -542,7 +649,7 @@ def grade(
     if gfigs and numeric_gold:
         final = _conclusion_figures(answer, afigs) if len(gfigs) == 1 else []
         if not unmatched and final:
-            f_matched, f_unmatched, _ = _match_all(gfigs, final, tol, derived=change)
+            f_matched, f_unmatched, _ = _match_all(gfigs, final, tol, derived=change, texts=texts)
             if f_unmatched and any(_same_kind(g, a) for g in f_unmatched for a in final):
                 res.detail = (
                     f"gold figure(s) {[g.raw for g in f_unmatched]} appear only in the working; the conclusion "
@@ -559,6 +666,9 @@ def grade(
         res.detail = (
             f"{len(unmatched)} of {len(gfigs)} gold figure(s) unmatched: {[g.raw for g in unmatched]}"
         )
+        flipped = [g.raw for g in unmatched if any(match_figure(g, a, tol) == "match" for a in afigs)]
+        if flipped:
+            res.detail += f"; the answer states {flipped} with the opposite sign or direction"
         return res
 
     # 4. words decide; when the headline also has figures, matching them all lowers the bar for the words
