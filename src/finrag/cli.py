@@ -16,7 +16,6 @@ import logging
 import math
 import os
 import sys
-import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -240,7 +239,7 @@ def search(
     from finrag.contracts import Chunk, Document, Question
     from finrag.io import read_jsonl
     from finrag.retrieval import build_search_context
-    from finrag.search import SEARCH_METHODS
+    from finrag.search import SEARCH_METHODS, query_terms
     from finrag.search import search as run_search
 
     parts = setup.split("/")
@@ -251,6 +250,8 @@ def search(
         _fail(f"search: unknown search method '{method}' (known: {', '.join(SEARCH_METHODS.names())})")
     with _errors("search"):
         p = _params("retrieve", params_file)
+        if not query_terms(question, p.get("bm25", {}).get("language", "en")):
+            _fail("search: the query has no searchable words (empty, punctuation or only stop words)")
         chunks_path = chunks or _from_params(p["chunks_dir"]) / f"{chunker}.jsonl"
         _need_file(chunks_path, "chunks file", "run `dvc repro chunk`")
         vectors = None
@@ -379,28 +380,16 @@ def judge(
     _emit({"verdict": v.verdict, "evidence": v.evidence, "judge": v.judge, "detail": v.detail})
 
 
-# The loaders read fixed paths under a root (the mirror layout); a single file is linked into that layout in a
-# temporary folder, so the very loader code the agreement stage runs reads it.
+# The very loader code the agreement stage runs reads the one file given (its `file=`), so every error and
+# warning names the user's path.
 def load_labels_file(path: Path, fmt: str):
     """One benchmark's labelled claims from one file in that benchmark's format -> humanlabels.Loaded."""
     from finrag import humanlabels as hl
 
-    rel = {
-        "findver": hl.FINDVER_FILE,
-        "attributionbench": hl.ATTRIBUTIONBENCH_FILE,
-        "expertqa": hl.EXPERTQA_FILE,
-        "finrag": "labels/labels.jsonl",
-    }[fmt]
-    with tempfile.TemporaryDirectory(prefix="finrag-labels-") as tmp:
-        link = Path(tmp) / rel
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(path.resolve())
-        try:
-            if fmt == "finrag":
-                return hl.load_finrag_labels(link.parent)
-            return hl.LOADERS[fmt](Path(tmp))
-        except (KeyError, TypeError, AttributeError) as exc:  # a record of another shape
-            raise ValueError(f"{path}: not in the {fmt} format (a record lacks {_describe(exc)!r})") from None
+    try:
+        return hl.LOADERS[fmt](file=path)
+    except (KeyError, TypeError, AttributeError) as exc:  # a record of another shape
+        raise ValueError(f"{path}: not in the {fmt} format (a record lacks {_describe(exc)!r})") from None
 
 
 @app.command()
@@ -461,13 +450,32 @@ def agreement(
 
 @app.command()
 def replay(
-    answers: Annotated[list[Path], typer.Argument(help="answer JSONL files (with cache_key)")],
+    answers: Annotated[
+        list[Path] | None, typer.Argument(help="answer JSONL files (with cache_key); optional with --verify")
+    ] = None,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="first check the WHOLE cache: every shard parses, keys match requests, responses match their "
+            "checksums, no key stored twice with different responses; every problem as file:line: reason",
+        ),
+    ] = False,
     cache_dir: CacheDirOpt = None,
     params_file: ParamsOpt = None,
 ) -> None:
-    """Check every answer replays from the response cache with zero model calls; exit 1 when one does not."""
-    from finrag.llm.cache import verify_replay
+    """Check every answer replays from the response cache with zero model calls; exit 1 when one does not.
 
+    With --verify, check the whole cache first (alone: just that): a summary on stdout, and exit 1 with every
+    problem on stderr as `file:line: reason` when there is one."""
+    from finrag.llm.cache import verify_cache, verify_replay
+
+    answers = list(answers or [])
+    summary: dict | None = None
+    if not answers and not verify:
+        _fail(
+            "replay: Missing argument 'ANSWERS...': give answer files, or --verify to check the whole cache"
+        )
     with _errors("replay"):
         if cache_dir is None:
             cache_dir = _from_params(
@@ -477,8 +485,35 @@ def replay(
             _fail(f"replay: cache directory not found: {cache_dir}")
         for a in answers:
             _need_file(a, "answers file")
-        res = verify_replay(cache_dir, list(answers))
-    _emit(res)
+        if verify:
+            check = verify_cache(cache_dir)
+            summary = {
+                "cache_dir": str(cache_dir),
+                "entries": check["entries"],
+                "shards": check["shards"],
+                "lines": check["lines"],
+                "duplicates": check["duplicates"],
+                "torn": len(check["torn"]),
+                "problems": len(check["problems"]),
+                "ok": check["ok"],
+            }
+            for msg in check["torn"]:  # tolerated, as when loading: said, never silent
+                typer.echo(f"{msg} (tolerated)", err=True)
+            if not check["ok"]:
+                _emit(summary)
+                for msg in check["problems"]:
+                    typer.echo(msg, err=True)
+                typer.echo(
+                    f"finrag: replay --verify: {len(check['problems'])} problems in {cache_dir} "
+                    f"({check['shards']} shards)",
+                    err=True,
+                )
+                raise typer.Exit(1)
+            if not answers:
+                _emit(summary)
+                return
+        res = verify_replay(cache_dir, answers)
+    _emit(res if summary is None else {**res, "ok": res["ok"] and summary["ok"], "cache": summary})
     if not res["ok"]:
         typer.echo(
             f"finrag: replay: {len(res['missing'])} missing and {len(res['mismatched'])} mismatched of "
@@ -542,11 +577,14 @@ def label(
     labels_dir: Annotated[
         Path, typer.Option(help="where labels are written (JSONL, one file per labeller)")
     ] = Path("labels"),
-    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="address to listen on; beyond loopback needs FINRAG_LABEL_TOKEN")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="0 = any free port")] = 8765,
     labeller: Annotated[str | None, typer.Option(help="your name, stored with each label")] = None,
 ) -> None:
-    """Serve the claim-labelling page (finrag.labelling) until Ctrl-C."""
+    """Serve the claim-labelling page (finrag.labelling) until Ctrl-C. Bound beyond loopback, every request must
+    present the token in FINRAG_LABEL_TOKEN (open the page as /?token=...)."""
     _need_file(answers, "answers file")
     if questions is not None:
         _need_file(questions, "questions file")

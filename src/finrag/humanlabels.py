@@ -12,7 +12,11 @@ Label mappings (decided here, stated once, used everywhere):
   whose evidence is only a URL (the expert read the web page, we only have the address), and claims whose
   support label is "N/A" or absent. subset is the answering system; group_id is the answer (question +
   system), for answer-level agreement over the claims kept.
-- finrag's own labels (`labels/*.jsonl` in git, written by the labelling page): verdict used as given.
+- finrag's own labels (`labels/*.jsonl` in git, written by the labelling page): verdict used as given. A torn
+  last line (a crash mid-append) is skipped with a warning, as the labelling page does.
+
+Each loader reads its file at the mirror layout under `root`, or the one file given as `file` (`finrag
+agreement --labels`), so errors name the file the user gave.
 """
 
 from __future__ import annotations
@@ -64,7 +68,9 @@ class Loaded:
         }
 
 
-def _path(rel: str, root: Path | None) -> Path | None:
+def _path(rel: str, root: Path | None, file: Path | None = None) -> Path | None:
+    if file is not None:
+        return Path(file)
     base = root if root is not None else mirror_dir()
     if base is None:
         return None
@@ -72,10 +78,10 @@ def _path(rel: str, root: Path | None) -> Path | None:
     return p if p.exists() else None
 
 
-def load_findver(root: Path | None = None) -> Loaded:
+def load_findver(root: Path | None = None, *, file: Path | None = None) -> Loaded:
     """FinDVer testmini half: statements about one filing, True/False, with the annotated report paragraphs."""
     out = Loaded("findver")
-    p = _path(FINDVER_FILE, root)
+    p = _path(FINDVER_FILE, root, file)
     if p is None:
         return out
     excluded: Counter = Counter()
@@ -105,10 +111,10 @@ def load_findver(root: Path | None = None) -> Loaded:
     return out
 
 
-def load_attributionbench(root: Path | None = None) -> Loaded:
+def load_attributionbench(root: Path | None = None, *, file: Path | None = None) -> Loaded:
     """AttributionBench dev (balanced): claim + evidence passages, human attributable / not attributable."""
     out = Loaded("attributionbench")
-    p = _path(ATTRIBUTIONBENCH_FILE, root)
+    p = _path(ATTRIBUTIONBENCH_FILE, root, file)
     if p is None:
         return out
     excluded: Counter = Counter()
@@ -144,10 +150,10 @@ def expertqa_evidence_text(evidence: str) -> str:
     return _EVIDENCE_HEAD.sub("", evidence, count=1).strip()
 
 
-def load_expertqa(root: Path | None = None) -> Loaded:
+def load_expertqa(root: Path | None = None, *, file: Path | None = None) -> Loaded:
     """ExpertQA validation: claims of expert-reviewed answers, each with its evidence and a support judgment."""
     out = Loaded("expertqa")
-    p = _path(EXPERTQA_FILE, root)
+    p = _path(EXPERTQA_FILE, root, file)
     if p is None:
         return out
     excluded: Counter = Counter()
@@ -188,16 +194,23 @@ def load_expertqa(root: Path | None = None) -> Loaded:
     return out
 
 
-def load_finrag_labels(labels_dir: Path | None = None) -> Loaded:
-    """finrag's own claim labels (labelling page output); latest label per (answer, claim, labeller) wins."""
+def load_finrag_labels(labels_dir: Path | None = None, *, file: Path | None = None) -> Loaded:
+    """finrag's own claim labels (labelling page output); latest label per (answer, claim, labeller) wins.
+
+    Every `*.jsonl` under labels_dir (default: the repository's labels/), or only `file` when given.
+    """
     out = Loaded("finrag")
-    d = Path(labels_dir) if labels_dir is not None else repo_root() / "labels"
-    d = d if d.is_absolute() else repo_root() / d
-    if not d.is_dir():
-        return out
+    if file is not None:
+        files = [Path(file)]
+    else:
+        d = Path(labels_dir) if labels_dir is not None else repo_root() / "labels"
+        d = d if d.is_absolute() else repo_root() / d
+        if not d.is_dir():
+            return out
+        files = sorted(d.glob("*.jsonl"))
     latest: dict[tuple, dict] = {}
-    for f in sorted(d.glob("*.jsonl")):
-        for lineno, r in enumerate(read_jsonl(f), 1):
+    for f in files:
+        for lineno, r in enumerate(read_jsonl(f, torn_tail=True), 1):
             out.n_source += 1
             if r.get("verdict") not in ("supported", "unsupported", "contradicted"):
                 raise ValueError(

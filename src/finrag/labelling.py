@@ -7,40 +7,62 @@ one JSON line appended (write + flush + fsync) to `<labels_dir>/<labeller>.jsonl
 `finrag.humanlabels.load_finrag_labels` reads; a re-labelled claim is a new line, and the loader keeps the
 latest.
 
+A crash mid-append can at worst leave a torn LAST line (no final newline, not JSON): it is skipped with a
+warning when the file is read and cut off before the next append, as in the response cache; any other malformed
+line is an error naming file:line.
+
 Standard library only (http.server) plus jinja2 (already a dependency) for an escaped page. The page loads one
 same-origin script (no inline script, strict Content-Security-Policy) and all text is escaped by jinja2's
 autoescape, so an answer or passage cannot inject HTML. It binds to 127.0.0.1 unless told otherwise, and on a
-loopback address it refuses requests whose Host header is not loopback (DNS rebinding) and POSTs that are not
-JSON (cross-site forms).
+loopback address it refuses requests whose Host header is not loopback (DNS rebinding); it refuses POSTs that
+are not JSON (cross-site forms). Bound beyond loopback (0.0.0.0, a LAN address, a host name) it needs a token
+(`FINRAG_LABEL_TOKEN`, at least 16 characters) that every request presents: header `Authorization: Bearer
+<token>` or `X-Finrag-Token: <token>`, or `?token=<token>` in the address (the page passes it on to its links,
+script and API calls). The server is threaded; each request must arrive within `read_timeout` seconds (else
+408 / closed), its body is at most MAX_BODY bytes with an exact Content-Length (else 411 / 400 / 413), and a
+failure while saving is answered 500 with one line (the traceback goes to the server's log, never the client).
 """
 
 from __future__ import annotations
 
+import fcntl
+import hmac
 import ipaddress
 import json
+import logging
 import os
 import random
 import re
+import socket
+import sys
 import threading
+import time
 import webbrowser
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import jinja2
 
 from finrag.contracts import Answer, Question
-from finrag.io import read_jsonl
+from finrag.io import read_jsonl, repair_jsonl_tail
 from finrag.scoring.claims import split_claims
 
 VERDICTS = ("supported", "unsupported", "contradicted")
 STATIC_DIR = Path(__file__).parent / "labelling_static"
 MAX_BODY = 1 << 20  # bytes of one POST
 MAX_NOTE = 2000  # characters of one note
+READ_TIMEOUT = 5.0  # seconds: for the request line and headers (per read) and for the whole body
+LINGER = 1.0  # seconds to drain an unread body after refusing it
+TOKEN_ENV = "FINRAG_LABEL_TOKEN"
+MIN_TOKEN = 16  # characters of a token
+_CONTENT_LENGTH = re.compile(r"^[0-9]{1,19}$")
+log = logging.getLogger(__name__)
 _LABELLER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 _CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; form-action 'none'"
@@ -141,8 +163,10 @@ class LabelStore:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
+        if self.path.parent.exists() and not self.path.parent.is_dir():
+            raise NotADirectoryError(f"labels folder {self.path.parent} is not a folder")
         if self.path.exists():
-            for r in read_jsonl(self.path):
+            for r in read_jsonl(self.path, torn_tail=True):  # a torn last line: skipped with a warning
                 self._remember(r)
 
     def _remember(self, r: dict) -> None:
@@ -152,13 +176,29 @@ class LabelStore:
             self.latest[cid] = {"verdict": r.get("verdict"), "note": r.get("note", ""), "time": r.get("time")}
 
     def append(self, records: list[dict]) -> None:
-        """Append each record as one line, flushed and fsynced, so a crash loses at most the line being written."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.lock, open(self.path, "a", encoding="utf-8") as fh:
+        """Append the records, one line each, in one write + fsync under a lock (a crash loses at most the lines
+        being written, and a torn last line left by one is cut off first)."""
+        data = b"".join((json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n").encode() for r in records)
+        with self.lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            created = not self.path.exists()
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # another server on the same file waits
+                repair_jsonl_tail(fd, self.path, stacklevel=4)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)  # closing releases the lock
+            if created:
+                dfd = os.open(self.path.parent, os.O_RDONLY)
+                try:
+                    os.fsync(dfd)
+                finally:
+                    os.close(dfd)
             for r in records:
-                fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
                 self._remember(r)
 
 
@@ -237,10 +277,14 @@ class LabellingApp:
         lab = self.store.latest.get(claim_id)
         return None if lab is None else {"verdict": lab["verdict"], "note": lab.get("note") or ""}
 
-    def page(self, k: int) -> str:
+    def page(self, k: int, token: str | None = None) -> str:
+        """The page of item k; with a token, every address on it (links, script, style) carries ?token=."""
         data = self.item_json(k)
+        tq = f"token={quote(token, safe='')}" if token else ""
         return self.template.render(
             item=data,
+            token_and="&" + tq if tq else "",
+            token_only="?" + tq if tq else "",
             verdicts=VERDICTS,
             prev_i=k - 1 if k > 0 else None,
             next_i=k + 1 if k + 1 < len(self.items) else None,
@@ -299,7 +343,7 @@ class LabellingApp:
 
 
 def _is_loopback(host: str) -> bool:
-    if host == "localhost":
+    if host.lower() == "localhost":
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -307,16 +351,69 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def needs_token(host: str) -> bool:
+    """Whether binding to `host` needs a token: anything beyond loopback (127.0.0.0/8, ::1, localhost) does."""
+    return not _is_loopback(host)
+
+
+def check_token(host: str, token: str | None) -> str | None:
+    """The token the server will require (None: none), or ValueError when binding to `host` needs one."""
+    token = token or None
+    if token is None and needs_token(host):
+        raise ValueError(
+            f"--host {host} is beyond loopback: set {TOKEN_ENV} to a secret of at least {MIN_TOKEN} "
+            "characters (e.g. python -c 'import secrets; print(secrets.token_urlsafe())'), which every "
+            "request must then present"
+        )
+    if token is not None and (len(token) < MIN_TOKEN or not token.isprintable() or token.strip() != token):
+        raise ValueError(f"{TOKEN_ENV} must be at least {MIN_TOKEN} printable characters, no spaces")
+    return token
+
+
+class _BodyError(Exception):
+    """The body could not be read: (status or None to just close, message)."""
+
+    def __init__(self, status: int | None, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: LabellingServer
     server_version = "finrag-labelling"
     sys_version = ""
+
+    def setup(self) -> None:
+        self.timeout = self.server.read_timeout  # socket timeout for every read (StreamRequestHandler.setup)
+        self._responded = False
+        self._body_unread = False
+        super().setup()
+
+    def finish(self) -> None:
+        if self._body_unread:
+            self._linger()
+        super().finish()
+
+    def _linger(self) -> None:
+        """After refusing a POST whose body was not read: stop sending, then drain what the client still sends
+        for a moment, so that closing does not reset the connection before the client has read the answer."""
+        with suppress(OSError):
+            self.connection.shutdown(socket.SHUT_WR)
+            end = time.monotonic() + min(LINGER, self.server.read_timeout)
+            while (left := end - time.monotonic()) > 0:
+                self.connection.settimeout(left)
+                if not self.connection.recv(1 << 16):
+                    break
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - signature of the base class
         if self.server.verbose:
             super().log_message(format, *args)
 
     # ---------------------------------------------------------------- responses
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._responded = True
+        super().send_response(code, message)
+
     def _send(self, status: int, body: bytes, ctype: str, extra: dict | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
@@ -327,6 +424,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Referrer-Policy", "no-referrer")
         for k, v in (extra or {}).items():
             self.send_header(k, v)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -334,11 +433,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, obj) -> None:
         self._send(status, json.dumps(obj, ensure_ascii=False).encode(), "application/json; charset=utf-8")
 
-    def _error(self, status: int, message: str) -> None:
+    def _error(self, status: int, message: str, extra: dict | None = None) -> None:
+        message = " ".join(message.split())  # one line
         if self.path.startswith("/api/"):
-            self._json(status, {"error": message})
+            body = json.dumps({"error": message}, ensure_ascii=False).encode()
+            self._send(status, body, "application/json; charset=utf-8", extra)
         else:
-            self._send(status, message.encode() + b"\n", "text/plain; charset=utf-8")
+            self._send(status, message.encode() + b"\n", "text/plain; charset=utf-8", extra)
 
     def _host_ok(self) -> bool:
         if not self.server.loopback_only:
@@ -347,17 +448,70 @@ class _Handler(BaseHTTPRequestHandler):
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         return _is_loopback(name)
 
+    def _presented_token(self) -> str | None:
+        auth = self.headers.get("Authorization", "")
+        if auth[:7].lower() == "bearer ":
+            return auth[7:].strip()
+        if "X-Finrag-Token" in self.headers:
+            return self.headers["X-Finrag-Token"].strip()
+        return (parse_qs(urlsplit(self.path).query).get("token") or [None])[0]
+
+    def _token_ok(self) -> bool:
+        want = self.server.token
+        if want is None:
+            return True
+        got = self._presented_token()
+        return got is not None and hmac.compare_digest(got.encode(), want.encode())
+
+    def _allowed(self) -> bool:
+        """Host and token checks; answers the request (403 / 401) and returns False when it is refused."""
+        if not self._host_ok():
+            self._error(HTTPStatus.FORBIDDEN, "Host header is not a loopback address")
+            return False
+        if not self._token_ok():
+            self.close_connection = True
+            self._error(
+                HTTPStatus.UNAUTHORIZED,
+                f"this page needs its token: ?token=... in the address, or an Authorization: Bearer or "
+                f"X-Finrag-Token header (the server's {TOKEN_ENV})",
+                {"WWW-Authenticate": 'Bearer realm="finrag-labelling"'},
+            )
+            return False
+        return True
+
+    def _guarded(self, route) -> None:
+        """Run a route; anything unexpected is logged here and answered 500 with one line, never a traceback."""
+        try:
+            route()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away
+        except Exception:
+            log.exception("labelling: %s %s failed", self.command, self.path)
+            self.close_connection = True
+            if not self._responded:
+                with suppress(OSError):
+                    self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error (see the server's log)")
+
     # ---------------------------------------------------------------- routes
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
-        if not self._host_ok():
-            return self._error(HTTPStatus.FORBIDDEN, "Host header is not a loopback address")
+        self._guarded(self._get)
+
+    do_HEAD = do_GET
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+        self._guarded(self._post)
+
+    def _get(self) -> None:
+        if not self._allowed():
+            return
         url = urlsplit(self.path)
         q = parse_qs(url.query)
         app = self.server.app
         try:
             if url.path in ("/", "/index.html"):
                 k = app.index(q.get("i", [None])[0])
-                return self._send(HTTPStatus.OK, app.page(k).encode(), "text/html; charset=utf-8")
+                page = app.page(k, self.server.token)
+                return self._send(HTTPStatus.OK, page.encode(), "text/html; charset=utf-8")
             if url.path == "/api/item":
                 return self._json(HTTPStatus.OK, app.item_json(app.index(q.get("i", [None])[0])))
             if url.path == "/api/progress":
@@ -369,52 +523,123 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(status, str(exc))
         return self._error(HTTPStatus.NOT_FOUND, f"no such page: {url.path}")
 
-    do_HEAD = do_GET
-
     def _static(self, name: str) -> None:
         path = STATIC_DIR / name
         if "/" in name or name.startswith(".") or path.suffix not in _STATIC_TYPES or not path.is_file():
             return self._error(HTTPStatus.NOT_FOUND, f"no such file: {name}")
         self._send(HTTPStatus.OK, path.read_bytes(), _STATIC_TYPES[path.suffix])
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server naming
-        if not self._host_ok():
-            return self._error(HTTPStatus.FORBIDDEN, "Host header is not a loopback address")
+    def _content_length(self) -> int:
+        """The declared body length: exactly one plain decimal Content-Length of at most MAX_BODY bytes."""
+        values = self.headers.get_all("Content-Length") or []
+        if "Transfer-Encoding" in self.headers:
+            raise _BodyError(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length, not chunked")
+        if not values:
+            raise _BodyError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
+        if len(set(v.strip() for v in values)) > 1:
+            raise _BodyError(HTTPStatus.BAD_REQUEST, "Content-Length is given twice, with different values")
+        raw = values[0].strip()
+        if raw.startswith("-") and _CONTENT_LENGTH.match(raw[1:]):
+            raise _BodyError(HTTPStatus.LENGTH_REQUIRED, f"Content-Length {raw} is negative")
+        if not _CONTENT_LENGTH.match(raw):
+            raise _BodyError(HTTPStatus.BAD_REQUEST, f"Content-Length {raw[:40]!r} is not an integer")
+        length = int(raw)
+        if length > MAX_BODY:
+            raise _BodyError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {MAX_BODY} bytes")
+        return length
+
+    def _read_body(self, length: int) -> bytes:
+        """Exactly `length` bytes, all within read_timeout seconds (a slow or stalled client is cut off)."""
+        deadline = time.monotonic() + self.server.read_timeout
+        chunks: list[bytes] = []
+        got = 0
+        try:
+            while got < length:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                self.connection.settimeout(left)
+                chunk = self.rfile.read1(min(length - got, 1 << 16))
+                if not chunk:
+                    raise _BodyError(None, f"client closed after {got} of {length} body bytes")
+                chunks.append(chunk)
+                got += len(chunk)
+        except TimeoutError:
+            raise _BodyError(
+                HTTPStatus.REQUEST_TIMEOUT,
+                f"body not received within {self.server.read_timeout:g} s ({got} of {length} bytes)",
+            ) from None
+        return b"".join(chunks)
+
+    def _post(self) -> None:
+        self._body_unread = True
+        if not self._allowed():
+            return
         if urlsplit(self.path).path != "/api/label":
             return self._error(HTTPStatus.NOT_FOUND, f"no such endpoint: {self.path}")
         if not self.headers.get("Content-Type", "").lower().startswith("application/json"):
+            self.close_connection = True
             return self._error(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "POST /api/label takes application/json")
         try:
-            length = int(self.headers.get("Content-Length", "0"))
-        except ValueError:
-            return self._error(HTTPStatus.BAD_REQUEST, "Content-Length is not an integer")
-        if length > MAX_BODY:
-            return self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {MAX_BODY} bytes")
+            raw = self._read_body(self._content_length())
+            self._body_unread = False
+        except _BodyError as exc:
+            self.close_connection = True  # the rest of the body, if any, is not read: the connection is done
+            if self.server.verbose:
+                self.log_error("refused body: %s", exc)
+            if exc.status is not None:
+                return self._error(exc.status, str(exc))
+            return None
         try:
-            body = json.loads(self.rfile.read(length) or b"null")
+            body = json.loads(raw or b"null")
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             return self._error(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}")
+        except RecursionError:
+            return self._error(HTTPStatus.BAD_REQUEST, "body is not JSON: nested too deeply")
         try:
             result = self.server.app.label(body)
         except LabelError as exc:
             return self._error(HTTPStatus.BAD_REQUEST, str(exc))
+        except OSError as exc:
+            log.error("labelling: could not save labels to %s", self.server.app.store.path, exc_info=True)
+            why = exc.strerror or type(exc).__name__
+            return self._error(
+                HTTPStatus.INTERNAL_SERVER_ERROR, f"labels not saved: {why} (see the server's log)"
+            )
         self._json(HTTPStatus.OK, result)
 
 
 class LabellingServer(ThreadingHTTPServer):
-    """The HTTP server; `.url` is where the page is (port 0 picks a free port)."""
+    """The HTTP server, one thread per connection; `.url` is where the page is (port 0 picks a free port).
+
+    `token`: required from every request when set (check_token makes it mandatory beyond loopback);
+    `read_timeout`: seconds a client has for each read of its request and for its whole body.
+    """
 
     daemon_threads = True
 
-    def __init__(self, app: LabellingApp, host: str, port: int, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        app: LabellingApp,
+        host: str,
+        port: int,
+        verbose: bool = False,
+        token: str | None = None,
+        read_timeout: float = READ_TIMEOUT,
+    ) -> None:
         self.app = app
         self.verbose = verbose
+        self.token = check_token(host, token)
+        self.read_timeout = float(read_timeout)
         self.loopback_only = _is_loopback(host)
         if ":" in host:
-            import socket
-
             self.address_family = socket.AF_INET6
         super().__init__((host, port), _Handler)
+
+    def handle_error(self, request, client_address) -> None:
+        """An error escaping a handler (e.g. the client vanished): one log line, no traceback on stderr."""
+        exc = sys.exc_info()[1]
+        log.warning("labelling: request from %s failed: %r", client_address[0], exc)
 
     @property
     def url(self) -> str:
@@ -432,17 +657,24 @@ def make_server(
     questions_path: str | Path | Sequence[str | Path] | None = None,
     shuffle_seed: int | None = None,
     verbose: bool = False,
+    token: str | None = None,
+    read_timeout: float = READ_TIMEOUT,
 ) -> LabellingServer:
-    """Build the server (bound, not yet serving): for tests and for `serve`."""
+    """Build the server (bound, not yet serving): for tests and for `serve`.
+
+    Refuses (ValueError, before binding) a host beyond loopback without a token; see `check_token`.
+    """
     if not _LABELLER.match(labeller):
         raise ValueError(
             f"labeller {labeller!r}: use letters, digits, '_', '.', '-' (it names the labels file)"
         )
+    token = check_token(host, token)
     items, skipped = load_items(answers_path, questions_path, shuffle_seed)
     if not items:
         raise ValueError(f"{answers_path}: no answers with claims to label")
     store = LabelStore(Path(labels_dir) / f"{labeller}.jsonl", labeller)
-    return LabellingServer(LabellingApp(items, store, skipped), host, port, verbose=verbose)
+    app = LabellingApp(items, store, skipped)
+    return LabellingServer(app, host, port, verbose=verbose, token=token, read_timeout=read_timeout)
 
 
 def serve(
@@ -455,16 +687,30 @@ def serve(
     shuffle_seed: int | None = None,
     open_browser: bool = False,
 ) -> None:
-    """Serve the labelling page until Ctrl-C; prints the address (port 0 = a free port)."""
-    server = make_server(answers_path, labels_dir, host, port, labeller, questions_path, shuffle_seed, True)
+    """Serve the labelling page until Ctrl-C; prints the address (port 0 = a free port).
+
+    The token, if any, comes from FINRAG_LABEL_TOKEN; binding beyond loopback needs one.
+    """
+    token = os.environ.get(TOKEN_ENV) or None
+    server = make_server(
+        answers_path, labels_dir, host, port, labeller, questions_path, shuffle_seed, True, token=token
+    )
+    if needs_token(host):
+        print(
+            f"finrag: warning: the labelling page listens on {host}, beyond loopback: anyone who can reach "
+            f"it and holds the token ({TOKEN_ENV}) can read the answers and write labels, over plain HTTP",
+            file=sys.stderr,
+            flush=True,
+        )
     p = server.app.progress()
+    where = server.url + ("?token=<" + TOKEN_ENV + ">" if server.token else "")
     print(
-        f"labelling page: {server.url}  (labeller {labeller}, {p['answers_labelled']}/{p['answers']} answers "
+        f"labelling page: {where}  (labeller {labeller}, {p['answers_labelled']}/{p['answers']} answers "
         f"labelled, labels -> {server.app.store.path}); Ctrl-C to stop",
         flush=True,
     )
     if open_browser:
-        webbrowser.open(server.url)
+        webbrowser.open(server.url + (f"?token={quote(server.token, safe='')}" if server.token else ""))
     try:
         server.serve_forever()
     except KeyboardInterrupt:

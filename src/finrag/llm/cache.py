@@ -10,6 +10,12 @@ write + flush + fsync under an exclusive lock, so a crash can at worst leave a t
 warning when read, and cut off before the next append; earlier lines are never touched. Any other malformed line,
 or an entry whose key does not match its request (a hand edit, a bad merge), is an error naming file:line.
 
+Integrity (format v2): every entry carries `response_sha256`, the sha256 of canonical_json(entry["response"]). On
+load a missing or mismatching checksum (a hand-edited response) is `CacheCorrupt` naming file:line, and so is the
+same key stored twice with different responses (naming both places); the same key twice with an identical response
+is harmless and the first is kept. v1 entries (no checksum) are read only by scripts/migrate_cache_checksums.py.
+`verify_cache` (`finrag replay --verify`) checks every shard and lists every problem instead of stopping at one.
+
 Modes:
   replay  a miss is a hard error (`CacheMiss`, naming stage, item and key); the model is never called.
   auto    replay when present, else call the model and store.
@@ -28,10 +34,10 @@ import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 
-from finrag.io import canonical_json, read_jsonl, sha256_text
+from finrag.io import canonical_json, read_jsonl, repair_jsonl_tail, sha256_text
 from finrag.llm.backends import Backend, Completion, check_messages, normalize_decoding
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: entries carry response_sha256
 MODES = ("replay", "auto", "record")
 
 
@@ -40,7 +46,8 @@ class CacheMiss(LookupError):
 
 
 class CacheCorrupt(ValueError):
-    """A cache line is malformed (not the torn last line) or its key does not match its request."""
+    """A cache line is malformed (not the torn last line), its key does not match its request, its response does
+    not match its checksum (or has none), or it repeats a stored key with a different response."""
 
 
 def cache_request(
@@ -74,38 +81,106 @@ def cache_key(request: dict) -> str:
     return sha256_text(canonical_json(request))
 
 
+def response_checksum(response) -> str:
+    """The entry's `response_sha256`: sha256 of the canonical JSON of its response."""
+    return sha256_text(canonical_json(response))
+
+
+def entry_line(entry: dict) -> bytes:
+    """One entry as its shard line, exactly as `ResponseCache.append` writes it (the migration uses it too)."""
+    return (json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode()
+
+
+MIGRATE_HINT = "run scripts/migrate_cache_checksums.py"
+
+
+def entry_problem(entry, *, require_checksum: bool = True) -> str | None:
+    """Why one parsed cache line is not a valid entry, or None when it is."""
+    if not isinstance(entry, dict):
+        return "malformed cache line (not a JSON object)"
+    key = entry.get("key")
+    if not key or "request" not in entry or cache_key(entry["request"]) != key:
+        return "key does not match the stored request (edited entry?)"
+    if "response" not in entry:
+        return "entry has no response"
+    v = entry.get("v")
+    if isinstance(v, int) and v > FORMAT_VERSION:
+        return f"cache format v{v} is newer than this finrag reads (v{FORMAT_VERSION})"
+    if not require_checksum:
+        return None
+    stored = entry.get("response_sha256")
+    if not stored:
+        return f"entry has no response checksum (response_sha256; a v1 entry? {MIGRATE_HINT})"
+    if stored != response_checksum(entry["response"]):
+        return "response does not match its checksum response_sha256 (edited response?)"
+    return None
+
+
+def scan_shard(path: Path, *, require_checksum: bool = True):
+    """Yield (lineno, entry or None, problem or None) for every non-blank line of one shard.
+
+    A torn LAST line (no final newline, not JSON: an interrupted write) yields (lineno, None, None) with the
+    entry left out: the caller warns; it is not a problem. Every other unparsable line is a problem.
+    """
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    complete = data.endswith(b"\n")
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        is_last = lineno == len(lines) or (lineno == len(lines) - 1 and complete)
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            if is_last and not complete:
+                yield lineno, None, None
+            else:
+                yield lineno, None, "malformed cache line"
+            continue
+        yield lineno, entry, entry_problem(entry, require_checksum=require_checksum)
+
+
+def _torn_message(path: Path, lineno: int) -> str:
+    size = len(path.read_bytes().rsplit(b"\n", 1)[-1])
+    return f"{path}:{lineno}: torn last line skipped ({size} bytes, an interrupted write)"
+
+
+def duplicate_problem(key: str, first_where: str, first: dict, entry: dict) -> str | None:
+    """None when a repeated key stores the same response as before, else the reason naming the first place."""
+    if canonical_json(first["response"]) == canonical_json(entry["response"]):
+        return None
+    return f"key {key} stored again with a different response (first at {first_where})"
+
+
 class ResponseCache:
     """All entries under cache_dir (every stage's shards), indexed by key; appends to one stage's shards."""
 
     def __init__(self, cache_dir: str | Path):
         self.dir = Path(cache_dir)
         self.entries: dict[str, dict] = {}
+        self.where: dict[str, str] = {}  # key -> "file:line" of the entry kept
         self.torn: list[str] = []
         if self.dir.is_dir():
             for path in sorted(self.dir.rglob("*.jsonl")):
                 self._load(path)
 
     def _load(self, path: Path) -> None:
-        data = path.read_bytes()
-        lines = data.split(b"\n")
-        complete = data.endswith(b"\n")
-        for lineno, line in enumerate(lines, 1):
-            if not line.strip():
+        for lineno, entry, problem in scan_shard(path):
+            if problem:
+                raise CacheCorrupt(f"{path}:{lineno}: {problem}")
+            if entry is None:  # the torn last line of an interrupted write
+                msg = _torn_message(path, lineno)
+                warnings.warn(msg, RuntimeWarning, stacklevel=3)
+                self.torn.append(msg)
                 continue
-            is_last = lineno == len(lines) or (lineno == len(lines) - 1 and complete)
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                if is_last and not complete:
-                    msg = f"{path}:{lineno}: torn last line skipped ({len(line)} bytes, an interrupted write)"
-                    warnings.warn(msg, RuntimeWarning, stacklevel=3)
-                    self.torn.append(msg)
-                    continue
-                raise CacheCorrupt(f"{path}:{lineno}: malformed cache line") from None
-            key = entry.get("key")
-            if not key or "request" not in entry or cache_key(entry["request"]) != key:
-                raise CacheCorrupt(f"{path}:{lineno}: key does not match the stored request (edited entry?)")
-            self.entries[key] = entry  # a later line for the same key wins
+            key = entry["key"]
+            if key in self.entries:
+                dup = duplicate_problem(key, self.where[key], self.entries[key], entry)
+                if dup:
+                    raise CacheCorrupt(f"{path}:{lineno}: {dup}")
+                continue  # the same response twice: keep the first
+            self.entries[key] = entry
+            self.where[key] = f"{path}:{lineno}"
 
     def __contains__(self, key: str) -> bool:
         return key in self.entries
@@ -120,15 +195,25 @@ class ResponseCache:
         return self.dir / stage / f"{key[0]}.jsonl"
 
     def append(self, stage: str, entry: dict) -> Path:
-        """Append one entry as one line: single write, fsync; a torn tail left by a crash is cut off first."""
+        """Append one entry as one line: single write, fsync; a torn tail left by a crash is cut off first.
+
+        The entry is stored with its response checksum (`response_sha256`, computed here) and a format version.
+        """
+        entry = {"v": FORMAT_VERSION, **entry, "response_sha256": response_checksum(entry["response"])}
         path = self.shard(stage, entry["key"])
+        first = self.entries.get(entry["key"])
+        if first is not None:  # never write a conflicting duplicate; an identical one would change nothing
+            dup = duplicate_problem(entry["key"], self.where[entry["key"]], first, entry)
+            if dup:
+                raise CacheCorrupt(f"{path}: refusing to append: {dup}")
+            return path
         path.parent.mkdir(parents=True, exist_ok=True)
-        line = (json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode()
+        line = entry_line(entry)
         created = not path.exists()
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            _repair_tail(fd, path)
+            repair_jsonl_tail(fd, path, stacklevel=4)
             view = memoryview(line)
             while view:
                 view = view[os.write(fd, view) :]
@@ -142,6 +227,7 @@ class ResponseCache:
             finally:
                 os.close(dfd)
         self.entries[entry["key"]] = entry
+        self.where[entry["key"]] = f"{path} (appended by this process)"
         return path
 
     def total_cost(self, identity: dict | None = None) -> float:
@@ -151,31 +237,6 @@ class ResponseCache:
             float(e.get("cost_usd", 0.0))
             for e in self.entries.values()
             if identity is None or all(e["request"].get(k) == identity.get(k) for k in keys)
-        )
-
-
-def _repair_tail(fd: int, path: Path) -> None:
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-        return
-    start = max(0, size - (1 << 20))
-    while True:  # find the last newline
-        tail = os.pread(fd, size - start, start)
-        cut = tail.rfind(b"\n")
-        if cut >= 0 or start == 0:
-            break
-        start = max(0, start - (1 << 20))
-    last_start = start + cut + 1 if cut >= 0 else 0
-    last = os.pread(fd, size - last_start, last_start)
-    try:
-        json.loads(last)
-        os.write(fd, b"\n")  # complete entry missing only its newline: keep it
-    except ValueError:
-        os.ftruncate(fd, last_start)
-        warnings.warn(
-            f"{path}: cut a torn last line ({size - last_start} bytes) before appending",
-            RuntimeWarning,
-            stacklevel=4,
         )
 
 
@@ -303,3 +364,48 @@ def verify_replay(cache_dir: str | Path, answers_files: list[str | Path]) -> dic
                 mismatched.append(f"{where} differs in {','.join(bad)}")
     n_ok = n - len(missing) - len(mismatched)
     return {"n_answers": n, "n_ok": n_ok, "missing": missing, "mismatched": mismatched, "ok": n_ok == n}
+
+
+def verify_cache(cache_dir: str | Path) -> dict:
+    """Check every shard under cache_dir and list EVERY problem, not just the first (`finrag replay --verify`).
+
+    Each line must parse (a torn last line is tolerated, as when loading, and listed under `torn`), its key must
+    match its request, its response must match its `response_sha256`, and a key stored twice must store the same
+    response. Returns {entries (distinct keys), lines, duplicates (identical repeats), shards, torn, problems
+    ("file:line: reason"), ok}.
+    """
+    root = Path(cache_dir)
+    seen: dict[str, tuple[str, dict]] = {}
+    problems: list[str] = []
+    torn: list[str] = []
+    shards = lines = duplicates = 0
+    for path in sorted(root.rglob("*.jsonl")) if root.is_dir() else []:
+        shards += 1
+        for lineno, entry, problem in scan_shard(path):
+            where = f"{path}:{lineno}"
+            if problem:
+                problems.append(f"{where}: {problem}")
+                lines += 1
+                continue
+            if entry is None:
+                torn.append(_torn_message(path, lineno))
+                continue
+            lines += 1
+            key = entry["key"]
+            if key in seen:
+                dup = duplicate_problem(key, seen[key][0], seen[key][1], entry)
+                if dup:
+                    problems.append(f"{where}: {dup}")
+                else:
+                    duplicates += 1
+                continue
+            seen[key] = (where, entry)
+    return {
+        "entries": len(seen),
+        "lines": lines,
+        "duplicates": duplicates,
+        "shards": shards,
+        "torn": torn,
+        "problems": problems,
+        "ok": not problems,
+    }
