@@ -201,11 +201,18 @@ ParamsOpt = Annotated[
 
 @app.command()
 def parse(path: Annotated[Path, typer.Argument(help="a PDF or an EDGAR HTML filing")]) -> None:
-    """Print one JSON object per page: {"doc", "page", "text", "section"}."""
+    """Print one JSON object per page: {"doc", "page", "text", "section"}.
+
+    A partly damaged file (pages that lost text) is still printed, page by page, with one `warning:` line on
+    stderr naming the damaged pages and why; exit code 0. An unreadable one: exit code 2 and one line.
+    """
     from finrag.ingest.parse import parse_filing
 
     with _errors("parse"):
         pages = parse_filing(path)
+    warning = pages.warning() if hasattr(pages, "warning") else None
+    if warning:
+        typer.echo(f"warning: {path}: {warning}", err=True)
     for p in pages:
         _emit({"doc": p.doc_id, "page": p.page, "text": p.text, "section": p.section})
 

@@ -3,7 +3,9 @@
 Documents: every FinanceBench PDF (doc_id = file stem = FinanceBench doc_name) and every EDGAR HTML filing
 (doc_id = the FinanceBench doc_name when MANIFEST.csv says it is exactly that document and no PDF of it is
 present, else `<TICKER>_<form>_<period-end>`). A file that fails to parse costs one log line and a count in
-the metrics; the rest are still processed. Outputs are written only after all parsing, each atomically.
+the metrics; the rest are still processed. A file parsed with damage (pages that lost text: see
+finrag.ingest.parse.Parsed) is kept with what was left, and costs one log line and a count too (`damaged_files`,
+`damaged_pages`, `parse_damaged`). Outputs are written only after all parsing, each atomically.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
@@ -26,6 +28,7 @@ from finrag.ingest.financebench import (
     load_questions,
     manifest_rows,
 )
+from finrag.ingest.parse import damage_reasons, page_ranges
 from finrag.io import sha256_file, write_json, write_jsonl
 
 log = logging.getLogger(__name__)
@@ -137,6 +140,7 @@ class CorpusBuild:
     pages: list[Page]
     failures: list[dict]  # [{file, doc_id, reason}]
     seconds: float
+    damaged: list[dict] = field(default_factory=list)  # [{file, doc_id, pages, page_ranges, reasons}]
 
     @property
     def pages_by_doc(self) -> dict[str, list[Page]]:
@@ -153,6 +157,9 @@ class CorpusBuild:
             "pages": len(self.pages),
             "parse_failures": len(self.failures),
             "parse_failed": self.failures,
+            "damaged_files": len(self.damaged),
+            "damaged_pages": sum(len(d["pages"]) for d in self.damaged),
+            "parse_damaged": self.damaged,
             "parse_seconds": round(self.seconds, 1),
         }
 
@@ -160,18 +167,21 @@ class CorpusBuild:
 def parse_sources(
     mirror: Path, sources: list[SourceFile], parse: Parser | None = None, progress: bool = True
 ) -> CorpusBuild:
-    """Parse every source; a failure (any exception, or no text) is logged in one line and recorded."""
+    """Parse every source; a failure (any exception, or no text) is logged in one line and recorded, and so is
+    a file parsed with damage (its `.damage`, when the parser gives one)."""
     parse = parse or _default_parse()
     mirror = Path(mirror)
     t0 = time.perf_counter()
-    documents, pages, failures = [], [], []
+    documents, pages, failures, damaged = [], [], [], []
     seen: set[str] = set()
     for src in tqdm(sources, desc="parse filings", unit="doc", disable=not progress):
         path = mirror / src.rel_path
         try:
             if src.doc_id in seen:
                 raise ValueError(f"duplicate doc_id {src.doc_id}")
-            got = list(parse(path, doc_id=src.doc_id))
+            parsed = parse(path, doc_id=src.doc_id)
+            damage = list(getattr(parsed, "damage", None) or [])
+            got = list(parsed)
             if not any(p.text.strip() for p in got):
                 raise ValueError("parser returned no text")
             digest = sha256_file(path)
@@ -182,6 +192,23 @@ def parse_sources(
             failures.append({"file": src.rel_path, "doc_id": src.doc_id, "reason": reason})
             continue
         seen.add(src.doc_id)
+        if damage:
+            hit = sorted({d["page"] for d in damage if d.get("page") is not None})
+            rec = {
+                "file": src.rel_path,
+                "doc_id": src.doc_id,
+                "pages": hit,
+                "page_ranges": page_ranges(hit),
+                "reasons": damage_reasons(damage),
+            }
+            log.warning(
+                "%s: parsed with damage: %d of %d pages (%s)",
+                src.rel_path,
+                len(rec["pages"]),
+                len(got),
+                ", ".join(rec["reasons"]),
+            )
+            damaged.append(rec)
         got = [p if p.doc_id == src.doc_id else p.model_copy(update={"doc_id": src.doc_id}) for p in got]
         pages.extend(got)
         documents.append(
@@ -198,7 +225,7 @@ def parse_sources(
                 collection=src.collection,
             )
         )
-    return CorpusBuild(documents, pages, failures, time.perf_counter() - t0)
+    return CorpusBuild(documents, pages, failures, time.perf_counter() - t0, damaged)
 
 
 def write_corpus(build: CorpusBuild, out_dir: Path) -> None:
