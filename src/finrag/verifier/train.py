@@ -152,9 +152,11 @@ def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numer
         "synthetic_by_source": {s: sum(x["source"] == s for x in synth) for s in sorted({x["source"] for x in synth})},
         "crossfit_dev_agreement": crossfit,
         "thresholds": {b: c["threshold_all"] for b, c in cal["benchmarks"].items()},
-        "seconds": {"features": round(t_feat, 1), "total": round(time.time() - t0, 1)},
     }
-    write_json(out_dir / "metrics.json", metrics)
+    write_json(out_dir / "metrics.json", metrics)  # no wall times: the model folder is a DVC output, byte-stable
+    seconds = {"features": round(t_feat, 1), "total": round(time.time() - t0, 1)}
+    log.info("verifier_train: %.1f s features, %.1f s total", seconds["features"], seconds["total"])
+    metrics["seconds"] = seconds
     if not all(math.isfinite(v) for v in oof):
         raise ValueError("verifier: a non-finite out-of-fold score")
     return metrics
