@@ -210,7 +210,7 @@ def parse(path: Annotated[Path, typer.Argument(help="a PDF or an EDGAR HTML fili
 
     with _errors("parse"):
         pages = parse_filing(path)
-    warning = pages.warning() if hasattr(pages, "warning") else None
+    warning = pages.warning()
     if warning:
         typer.echo(f"warning: {path}: {warning}", err=True)
     for p in pages:
@@ -246,7 +246,7 @@ def search(
     from finrag.contracts import Chunk, Document, Question
     from finrag.io import read_jsonl
     from finrag.retrieval import build_search_context
-    from finrag.search import SEARCH_METHODS, query_terms
+    from finrag.search import SEARCH_METHODS, Tokenizer
     from finrag.search import search as run_search
 
     parts = setup.split("/")
@@ -257,7 +257,7 @@ def search(
         _fail(f"search: unknown search method '{method}' (known: {', '.join(SEARCH_METHODS.names())})")
     with _errors("search"):
         p = _params("retrieve", params_file)
-        if not query_terms(question, p.get("bm25", {}).get("language", "en")):
+        if not Tokenizer(p.get("bm25", {}).get("language", "en"))(question):  # what BM25 can match
             _fail("search: the query has no searchable words (empty, punctuation or only stop words)")
         chunks_path = chunks or _from_params(p["chunks_dir"]) / f"{chunker}.jsonl"
         _need_file(chunks_path, "chunks file", "run `dvc repro chunk`")

@@ -145,12 +145,6 @@ class Tokenizer:
         return out
 
 
-def query_terms(query: str, language: str = "en") -> list[str]:
-    """The words of a query that search can match: what the BM25 tokenizer keeps (an empty list for an empty,
-    punctuation-only or stop-word-only query, which no method can answer meaningfully)."""
-    return Tokenizer(language)(query)
-
-
 # ------------------------------------------------------------------------------------------------------ BM25
 
 
