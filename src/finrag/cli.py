@@ -605,6 +605,43 @@ def label(
 
 
 @app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="address (default: serve.host, 127.0.0.1)")] = None,
+    port: Annotated[int | None, typer.Option(min=0, max=65535, help="port (default: serve.port)")] = None,
+    cache_mode: Annotated[
+        str | None, typer.Option("--cache-mode", help="auto (record live calls) | replay (409 on a miss)")
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn's log level")] = "warning",
+) -> None:
+    """Serve the selected system (finrag.serve): POST /v1/answer, the page at /, /healthz, /readyz, /metrics.
+    Beyond loopback, set FINRAG_API_KEYS (comma-separated keys; there is no login otherwise)."""
+    import os
+
+    import uvicorn
+
+    from finrag.serve.app import API_KEYS_ENV, create_app
+    from finrag.serve.system import ServeParams
+
+    with _errors("serve"):
+        sp = ServeParams.model_validate(_params("serve", None, required=False) or {})
+    if cache_mode:
+        os.environ["FINRAG_LLM_MODE"] = cache_mode
+    bind = host or sp.host
+    if bind not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(API_KEYS_ENV):
+        typer.echo(
+            f"warning: serving on {bind} without {API_KEYS_ENV}: anyone who reaches it can ask", err=True
+        )
+    typer.echo(f"finrag serve: http://{bind}:{port or sp.port}/ (ready when /readyz says so)", err=True)
+    uvicorn.run(
+        create_app(serve=sp),
+        host=bind,
+        port=port if port is not None else sp.port,
+        log_level=log_level,
+        access_log=False,
+    )
+
+
+@app.command()
 def report(
     check: Annotated[bool, typer.Option("--check", help="fail if documents disagree with results/")] = False,
 ):

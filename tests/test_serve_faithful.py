@@ -1,0 +1,81 @@
+"""The service is faithful to the evaluation: in replay mode, every question the selected run answered gets, over
+HTTP, exactly the recorded answer (data/answers/) and the same record as results/scores/records.jsonl — all of
+them, not a sample. Needs the study's own files (the score stage's records, the chunks, the response cache): it
+skips with the reason when they are absent (a fresh clone before `dvc repro`); .ci/run runs it after the replays."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from finrag.config import params
+from finrag.serve.app import create_app
+from finrag.serve.system import SelectedSystem, ServeParams
+
+REPO = Path(__file__).resolve().parents[1]
+# filled only for the LLM judge's sample by the score stage (a model judge the service does not run)
+MODEL_JUDGE_FIELDS = {"llm_judge", "llm_sampled", "llm_groundedness", "llm_fully_grounded", "llm_n_claims", "llm_claims", "llm_split"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def served():
+    records_file = REPO / params("score")["records_out"]
+    chunks = REPO / params("generate")["chunks_dir"] / "page.jsonl"
+    for need, how in ((records_file, "dvc repro score"), (chunks, "dvc repro chunk")):
+        if not need.exists():
+            pytest.skip(
+                f"{need.relative_to(REPO)} absent: run `{how}` (the faithfulness check needs the study's files)"
+            )
+    old = os.environ.get("FINRAG_LLM_MODE")
+    os.environ["FINRAG_LLM_MODE"] = "replay"  # a miss would be an unfaithful answer: 409, and the test fails
+    try:
+        system = SelectedSystem(REPO, ServeParams.model_validate(params("serve")))
+    finally:
+        if old is None:
+            del os.environ["FINRAG_LLM_MODE"]
+        else:
+            os.environ["FINRAG_LLM_MODE"] = old
+    run_ids = set(system.system["run_ids"])
+    records = [json.loads(line) for line in records_file.read_text().splitlines() if line.strip()]
+    selected = [r for r in records if r["run_id"] == system.spec.run_id]
+    if not selected:
+        pytest.fail(f"no record of the selected run {sorted(run_ids)} in {records_file}")
+    answers_file = (
+        REPO / params("generate")["answers_dir"] / system.family_name / f"{system.spec.run_id}.jsonl"
+    )
+    answers = {a["qid"]: a for a in map(json.loads, answers_file.read_text().splitlines())}
+    return system, selected, answers
+
+
+def test_every_evaluated_answer_and_score_is_served_exactly(served):
+    system, selected, answers = served
+    mismatches = []
+    with TestClient(create_app(system)) as client:
+        for rec in selected:
+            q = system.questions[rec["qid"]]
+            r = client.post("/v1/answer", json={"question": q.question, "qid": q.qid})
+            assert r.status_code == 200, f"{q.qid}: {r.status_code} {r.text[:300]}"
+            out = r.json()
+            assert out["source"] == "evaluation" and out["cache"]["hit"] is True, q.qid
+            assert out["answer"] == answers[q.qid]["text"], q.qid
+            assert [p["chunk_id"] for p in out["passages"]] == [
+                p["chunk_id"] for p in answers[q.qid]["passages"]
+            ]
+            served_rec = out["record"]
+            assert set(rec) - set(served_rec) <= MODEL_JUDGE_FIELDS, set(rec) - set(served_rec)
+            diff = {k for k in rec if k not in MODEL_JUDGE_FIELDS and rec[k] != served_rec.get(k)}
+            if diff:
+                mismatches.append((q.qid, sorted(diff)))
+            assert (
+                out["groundedness"] == rec["groundedness"] and out["fully_grounded"] == rec["fully_grounded"]
+            )
+            if out["correctness"] is not None:
+                assert out["correctness"]["verdict"] == rec["verdict"]
+    assert not mismatches, mismatches[:10]
+    assert system.llm.calls == 0  # every answer came from the response cache
+    kinds = {rec["kind"] for rec in selected}
+    assert len(selected) == len(system.questions), (len(selected), len(system.questions), kinds)
