@@ -611,6 +611,9 @@ def serve(
     cache_mode: Annotated[
         str | None, typer.Option("--cache-mode", help="auto (record live calls) | replay (409 on a miss)")
     ] = None,
+    cache_dir: Annotated[
+        Path | None, typer.Option("--cache-dir", help="response cache (default: serve.cache_dir, llm_cache)")
+    ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn's log level")] = "warning",
 ) -> None:
     """Serve the selected system (finrag.serve): POST /v1/answer, the page at /, /healthz, /readyz, /metrics.
@@ -624,6 +627,8 @@ def serve(
 
     with _errors("serve"):
         sp = ServeParams.model_validate(_params("serve", None, required=False) or {})
+    if cache_dir is not None:
+        sp = sp.model_copy(update={"cache_dir": str(cache_dir)})
     if cache_mode:
         os.environ["FINRAG_LLM_MODE"] = cache_mode
     bind = host or sp.host
