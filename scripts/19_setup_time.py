@@ -16,7 +16,12 @@ def run() -> None:
     mirror = mirror_dir()
     if mirror is None:
         raise SystemExit("setup_time needs the data mirror: set FINRAG_MIRROR")
-    write_json(Path(p["out"]), run_setup_time(repo_root(), mirror, question=p["question"]))
+    write_json(
+        Path(p["out"]),
+        run_setup_time(
+            repo_root(), mirror, question=p["question"], cold_package_cache=p["cold_package_cache"]
+        ),
+    )
 
 
 if __name__ == "__main__":

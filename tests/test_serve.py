@@ -83,18 +83,29 @@ def _rank(query: str, k: int, allowed):
     return [(i, 1.0 / (r + 1)) for r, i in enumerate(order) if allowed is None or i in allowed][:k]
 
 
-def build_study(root: Path) -> Path:
+def build_study(root: Path, embedder: str = "mpnet", vectors: bool = False) -> Path:
     """A study tree with the files the service reads: params, the selected system and setup, questions, chunks,
-    frozen contexts, documents, the judge's agreement, an empty response cache."""
+    frozen contexts, documents, the judge's agreement, an empty response cache; with `vectors`, the chunks
+    embedded by the real packaged `embedder` (the embed stage's output)."""
     shutil.copy(REPO / "params.yaml", root / "params.yaml")
     write_jsonl(root / "data/questions/all.jsonl", QUESTIONS)
     write_jsonl(root / "data/chunks/page.jsonl", CHUNKS)
     write_jsonl(root / "data/corpus/documents.jsonl", DOCUMENTS)
-    frozen = freeze_contexts(QUESTIONS, ["retrieved", "oracle"], ContextBuilder(CHUNKS, _rank, k=5), "page/mpnet/dense", progress=False)  # fmt: skip
-    write_jsonl(root / "results/contexts.jsonl", frozen)
-    write_json(
-        root / "results/selected_setup.json", {"chunker": "page", "embedder": "mpnet", "method": "dense"}
+    builder = ContextBuilder(CHUNKS, _rank, k=5)
+    frozen = freeze_contexts(
+        QUESTIONS, ["retrieved", "oracle"], builder, f"page/{embedder}/dense", progress=False
     )
+    write_jsonl(root / "results/contexts.jsonl", frozen)
+    setup = {"chunker": "page", "embedder": embedder, "method": "dense"}
+    write_json(root / "results/selected_setup.json", setup)
+    if vectors:
+        import numpy as np
+
+        from finrag.embedding import make_embedder
+
+        (root / "data/embeddings/page").mkdir(parents=True)
+        vecs = make_embedder(embedder).embed_passages([c.text for c in CHUNKS])
+        np.save(root / f"data/embeddings/page/{embedder}.npy", vecs)
     system = {
         "backend": "extractive", "context_mode": "retrieved", "generator": "extractive/best-line-of-passage-1",
         "model": "best-line-of-passage-1", "prompt_style": "plain", "run_ids": ["extractive-retrieved"],
@@ -111,6 +122,7 @@ def study(tmp_path, monkeypatch) -> Path:
     monkeypatch.delenv("FINRAG_LLM_MODE", raising=False)
     monkeypatch.delenv("FINRAG_SERVE_BACKEND", raising=False)
     monkeypatch.delenv("FINRAG_API_KEYS", raising=False)
+    monkeypatch.delenv("FINRAG_SERVE_QDRANT", raising=False)
     return build_study(tmp_path)
 
 
@@ -167,6 +179,26 @@ def test_a_question_not_asked_as_evaluated_is_answered_live_with_the_fallback_se
     filtered = system.answer("What was Beta's revenue in fiscal 2019?", use_filter=True)
     assert filtered["retrieval"]["filtered"] is True
     assert {p["doc_id"] for p in filtered["passages"]} == {"BETA_2019_10K"}
+
+
+@pytest.mark.slow
+def test_live_search_is_dense_over_the_embed_stages_vectors_in_faiss_or_qdrant(tmp_path, monkeypatch):
+    monkeypatch.delenv("FINRAG_LLM_MODE", raising=False)
+    monkeypatch.delenv("FINRAG_SERVE_QDRANT", raising=False)
+    root = build_study(tmp_path, embedder="minilm", vectors=True)
+    question = "How much did Beta Inc spend on capital expenditure?"
+    faiss = _system(root)
+    assert faiss.retrieval["fallback"] is None and faiss.retrieval["store"] == {"kind": "faiss"}
+    dense = faiss.answer(question, top_k=3)
+    assert dense["retrieval"]["method"] == "dense" and dense["passages"][0]["chunk_id"] == "BETA_2019_10K:1"
+    monkeypatch.setenv("FINRAG_SERVE_QDRANT", str(tmp_path / "qdrant"))
+    qdrant = _system(root)
+    assert qdrant.retrieval["store"] == {"kind": "qdrant", "path": str(tmp_path / "qdrant")}
+    again = qdrant.answer(question, top_k=3)
+    assert [p["chunk_id"] for p in again["passages"]] == [p["chunk_id"] for p in dense["passages"]]
+    assert [round(p["score"], 4) for p in again["passages"]] == [
+        round(p["score"], 4) for p in dense["passages"]
+    ]
 
 
 def test_a_qid_must_exist_and_match_its_text(study):

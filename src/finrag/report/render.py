@@ -40,6 +40,7 @@ SECTIONS = {
         "agreement",
         "predictions",
         "synthetic",
+        "serve",
     ),
     "TECHNICAL_REPORT.md": (
         "ingest_detail",

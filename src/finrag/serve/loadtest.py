@@ -71,7 +71,7 @@ def running_service(
     url = f"http://{HOST}:{port}"
     try:
         ready = wait_ready(url, proc, ready_timeout_s)
-        yield url, round(ready - t0, 2)
+        yield url, round(ready - t0, 2), proc.pid
     finally:
         proc.terminate()
         try:
@@ -96,6 +96,19 @@ def wait_ready(url: str, proc: subprocess.Popen, timeout_s: float) -> float:
             pass
         time.sleep(0.2)
     raise TimeoutError(f"{url}/readyz not ready within {timeout_s:g} s")
+
+
+def _memory_mb(pid: int) -> dict:
+    """Resident and peak resident memory of the server process (Linux /proc), in MB."""
+    out = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out["rss" if key == "VmRSS" else "peak_rss"] = round(int(value.split()[0]) / 1024, 1)
+    except OSError:
+        pass
+    return out
 
 
 def _memo_counts(url: str) -> dict[str, float]:
@@ -191,7 +204,7 @@ def run_load_test(
     }
     with tempfile.TemporaryDirectory(prefix="finrag-load-") as tmp, httpx.Client(timeout=120) as client:
         work = Path(tmp)
-        with running_service(root, cache_mode="replay") as (url, ready_s):
+        with running_service(root, cache_mode="replay") as (url, ready_s, pid):
             out["startup_s"] = ready_s
             system = client.get(f"{url}/v1/system").json()
             out["system"] = {k: system[k] for k in ("system", "setup", "retrieval", "backend", "frozen_k")}
@@ -214,11 +227,12 @@ def run_load_test(
                     f"p95 {run['p95_ms']:g} ms, p99 {run['p99_ms']:g} ms, {run['failures']} failures"
                 )
             out["cached"] = runs
+            out["server_memory_mb"] = _memory_mb(pid)
         rng = np.random.default_rng(seed)
         fb = [q for q in questions if q["kind"] == "financebench"]
         pick = sorted(rng.choice(len(fb), size=min(live_questions, len(fb)), replace=False).tolist())
         live_bodies = [{"question": fb[i]["question"], "filter": True} for i in pick]
-        with running_service(root, cache_mode="auto", cache_dir=work / "live_cache") as (url, _):
+        with running_service(root, cache_mode="auto", cache_dir=work / "live_cache") as (url, _, _pid):
             live_system = client.get(f"{url}/v1/system").json()
             out["live"] = {
                 "what": "questions not asked as evaluated (company + period filter on), empty response cache: "
@@ -254,19 +268,23 @@ def _timed(cmd: list[str], cwd: Path, env: dict, log: Path) -> float:
     return round(time.perf_counter() - t0, 1)
 
 
-def run_setup_time(root: Path, mirror: Path, *, question: str) -> dict:
-    """See the module docstring: seconds per step from `git clone` to the first answer of `finrag serve`."""
+def run_setup_time(root: Path, mirror: Path, *, question: str, cold_package_cache: bool = True) -> dict:
+    """See the module docstring: seconds per step from `git clone` to the first answer of `finrag serve`.
+    `cold_package_cache`: uv starts from an empty package cache (every wheel downloaded from the registry, torch
+    copied from the local wheel folder), as on a machine that never installed the project."""
     root = Path(root)
     uv = shutil.which("uv") or "uv"
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True
     ).stdout.strip()
-    steps: dict[str, float] = {}
+    steps: dict[str, float] = {}  # in the order run (written as a list: the JSON writer sorts keys)
     with tempfile.TemporaryDirectory(prefix="finrag-setup-") as tmp:
         clone = Path(tmp) / "finrag"
         log = Path(tmp) / "setup.log"
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "FINRAG_LLM_MODE")}
         env.update(FINRAG_MIRROR=str(mirror), FINRAG_NO_MLFLOW="1")
+        if cold_package_cache:
+            env["UV_CACHE_DIR"] = str(Path(tmp) / "uv-cache")
         t0 = time.perf_counter()
         steps["git clone"] = _timed(["git", "clone", "-q", str(root), str(clone)], Path(tmp), env, log)
         steps["uv sync --frozen"] = _timed([uv, "sync", "--frozen", "-q"], clone, env, log)
@@ -301,7 +319,7 @@ def run_setup_time(root: Path, mirror: Path, *, question: str) -> dict:
         total = round(time.perf_counter() - t0, 1)
     return {
         "commit": commit,
-        "steps_s": steps,
+        "steps": [{"step": k, "seconds": v} for k, v in steps.items()],
         "total_s": total,
         "first_answer": {
             "qid": first["qid"],
@@ -309,7 +327,12 @@ def run_setup_time(root: Path, mirror: Path, *, question: str) -> dict:
             "groundedness": first["groundedness"],
         },
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-        "notes": "uv's package cache was warm on this machine (a machine that has never installed these wheels also "
-        "downloads them); the data mirror is local; no DVC release is restored (the service needs none: the "
-        "frozen contexts, the selected system and the response cache are in git, the chunks are rebuilt).",
+        "cold_package_cache": cold_package_cache,
+        "notes": (
+            "uv started from an empty package cache (wheels downloaded from the registry); "
+            if cold_package_cache
+            else "uv's package cache was warm (a machine that never installed these wheels also downloads them); "
+        )
+        + "the data mirror is local; no DVC release is restored (the service needs none: the frozen contexts, "
+        "the selected system and the response cache are in git, the chunks are rebuilt from the mirror).",
     }

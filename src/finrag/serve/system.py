@@ -56,6 +56,18 @@ class QueueParams(BaseModel):
     retry_after_s: int = Field(2, ge=1)
 
 
+class StoreParams(BaseModel):
+    """Where the live dense search keeps the selected setup's vectors: faiss in memory (default), or Qdrant
+    embedded in a folder (`path`, reused across restarts) or a Qdrant server (`url`). FINRAG_SERVE_QDRANT
+    overrides: a URL (http...) or a folder."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: str = "faiss"
+    path: str | None = None
+    url: str | None = None
+    collection: str = "finrag-serve"
+
+
 class ServeParams(BaseModel):
     """The `serve:` section of params.yaml (checked at start-up: an unknown key is an error)."""
 
@@ -79,6 +91,7 @@ class ServeParams(BaseModel):
     )
     rate_limit_per_minute: int = Field(120, ge=1, description="per API key, when FINRAG_API_KEYS is set")
     queue: QueueParams = Field(default_factory=QueueParams)
+    store: StoreParams = Field(default_factory=StoreParams)
 
 
 def normalise_question(text: str) -> str:
@@ -307,41 +320,59 @@ class SelectedSystem:
         # the evaluated answers replay only from the selected system's own backend
         self.is_selected_backend = chosen == self.system["backend"]
 
+    def _store_settings(self) -> tuple[str, dict]:
+        cfg = self.serve.store
+        qdrant = os.environ.get("FINRAG_SERVE_QDRANT")
+        if qdrant:
+            where = {"url": qdrant} if qdrant.startswith(("http://", "https://")) else {"path": qdrant}
+            return "qdrant", {**where, "collection": cfg.collection}
+        if cfg.kind == "qdrant":
+            where = {"url": cfg.url} if cfg.url else {"path": str(self._path(cfg.path))} if cfg.path else {}
+            return "qdrant", {**where, "collection": cfg.collection}
+        return cfg.kind, {}
+
     def _load_search(self) -> dict:
-        """The selected setup over its DVC outputs; BM25 over the same chunks when the dense index is absent."""
+        """The selected setup over its DVC outputs (vectors from the embed stage in the configured store, queries
+        embedded by the same model); BM25 over the same chunks when the vectors are absent, said in every answer."""
+        from finrag.embedding import make_embedder
         from finrag.retrieval import build_search_context
+        from finrag.stores import DenseIndex, make_store
 
         method = self.setup["method"]
-        vectors_file = (
-            self._path(self.retrieve_p["embeddings_dir"])
-            / self.setup["chunker"]
-            / f"{self.setup['embedder']}.npy"
-        )
-        p = {
-            **self.retrieve_p,
-            "store": os.environ.get("FINRAG_SERVE_STORE", self.retrieve_p.get("store", "faiss")),
-        }
-        fallback = None
+        emb_dir = self._path(self.retrieve_p["embeddings_dir"])
+        vectors_file = emb_dir / self.setup["chunker"] / f"{self.setup['embedder']}.npy"
+        info: dict[str, Any] = {"setup": self.setup_name, "method": method, "store": None, "fallback": None}
         vectors = None
         if method != "bm25":
             if vectors_file.exists():
                 import numpy as np
 
                 vectors = np.load(vectors_file)
+                if len(vectors) != len(self.chunks):
+                    raise ValueError(f"{vectors_file}: {len(vectors)} vectors for {len(self.chunks)} chunks")
             else:
-                fallback = f"{vectors_file.relative_to(self.root) if vectors_file.is_relative_to(self.root) else vectors_file} is absent (dvc pull, or the embed stage)"
+                shown = (
+                    vectors_file.relative_to(self.root)
+                    if vectors_file.is_relative_to(self.root)
+                    else vectors_file
+                )
+                info["fallback"] = f"{shown} is absent (dvc pull, or the embed stage)"
                 method = "bm25"
-        self.search_ctx = build_search_context(
-            self.chunks, vectors, self.setup["embedder"], p, methods=[method]
-        )
-        info = {
-            "setup": self.setup_name,
-            "method": method,
-            "store": p["store"] if vectors is not None else None,
-        }
-        info["fallback"] = fallback
-        if fallback:
-            log.warning("live search falls back to BM25: %s", fallback)
+        self.search_ctx = build_search_context(self.chunks, None, None, self.retrieve_p, methods=[method])
+        if vectors is not None:
+            kind, kwargs = self._store_settings()
+            store = make_store(kind, dim=int(vectors.shape[1]), **kwargs)
+            if len(store) == 0:
+                store.add(list(range(len(vectors))), vectors)
+            elif len(store) != len(vectors):
+                raise ValueError(f"the {kind} store holds {len(store)} vectors, the setup {len(vectors)}")
+            name = self.setup["embedder"]
+            embedder = make_embedder(name, **(self.retrieve_p.get("embedders") or {}).get(name, {}))
+            self.search_ctx.dense = DenseIndex(embedder, store, [c.text for c in self.chunks], progress=False)
+            info["store"] = {"kind": kind, **{k: v for k, v in kwargs.items() if k in ("path", "url")}}
+        info["method"] = method
+        if info["fallback"]:
+            log.warning("live search falls back to BM25: %s", info["fallback"])
         self.search_method = method
         return info
 
