@@ -449,3 +449,54 @@ def test_a_killed_server_loses_no_recorded_call(study):
         del os.environ["FINRAG_LLM_MODE"]
     assert again["cache"]["hit"] is True and again["answer"] == r.json()["answer"]
     assert json.loads(json.dumps(again["record"])) == r.json()["record"]
+
+
+# ------------------------------------------------------------------------------------------------ other backends
+
+
+def _with_simulated(monkeypatch, name: str, **inject):
+    """FINRAG_SERVE_BACKEND=name, its settings from params.yaml, talking to a local simulator (no network)."""
+    import finrag.llm.backends as backends
+
+    real = backends.make_backend
+    monkeypatch.setenv("FINRAG_SERVE_BACKEND", name)
+    monkeypatch.setattr(backends, "make_backend", lambda n, **kw: real(n, **{**kw, **inject}))
+
+
+def test_live_answers_through_ollama_are_recorded_then_replayed(study, monkeypatch):
+    from finrag.llm.simulators import OllamaSimulator
+
+    sim = OllamaSimulator()
+    _with_simulated(monkeypatch, "ollama", transport=sim.transport("httpx"))
+    system = _system(study)
+    assert system.backend_name == "ollama" and not system.is_selected_backend
+    out = system.answer("What was ACME's net income in fiscal 2019?")
+    # a benchmark question through another backend is live (not the evaluated answer), still graded
+    assert out["source"] == "live" and out["system"]["backend"] == "ollama" and len(sim.requests) == 1
+    assert out["correctness"]["note"] and out["judge"]["judge"] == "numeric"
+    monkeypatch.setenv("FINRAG_LLM_MODE", "replay")
+    again = _system(study).answer("What was ACME's net income in fiscal 2019?")
+    assert again["cache"]["hit"] is True and again["answer"] == out["answer"] and len(sim.requests) == 1
+
+
+def test_a_paid_backend_over_its_spending_cap_gets_503(study, monkeypatch):
+    from finrag.llm.simulators import AnthropicSimulator
+
+    sim = AnthropicSimulator()
+    _with_simulated(monkeypatch, "anthropic", http_client=sim.http_client(), cap_usd=0.0)
+    with _client(study) as client:
+        r = client.post("/v1/answer", json={"question": "What was Beta's revenue in fiscal 2019?"})
+        assert r.status_code == 503 and "spending cap" in r.json()["error"]
+        assert not sim.requests  # refused before the API is contacted
+        assert client.get("/healthz").status_code == 200
+
+
+def test_a_failing_backend_gets_502_and_the_service_stays_up(study, monkeypatch):
+    from finrag.llm.simulators import OpenAISimulator
+
+    sim = OpenAISimulator(fail=[500] * 10)
+    _with_simulated(monkeypatch, "openai_compat", http_client=sim.http_client(), max_retries=1)
+    with _client(study) as client:
+        r = client.post("/v1/answer", json={"question": "What was Beta's revenue in fiscal 2019?"})
+        assert r.status_code == 502 and "backend failed" in r.json()["error"]
+        assert client.get("/readyz").status_code == 200
