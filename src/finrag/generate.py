@@ -108,30 +108,35 @@ def generate_answers(
                 item_id=f"{q.qid}/{spec.run_id}",
             )
             out[spec.run_id].append(
-                Answer(
-                    qid=q.qid,
-                    run_id=spec.run_id,
-                    backend=llm.identity["backend"],
-                    model=llm.identity["model"],
-                    prompt_style=spec.style,
-                    template_id=template_id,
-                    context_mode=spec.context_mode,  # type: ignore[arg-type]
-                    replicate=spec.replicate,
-                    passages=passages,
-                    prompt=messages,
-                    text=comp.text,
-                    citations=_citations(comp),
-                    usage=comp.usage,
-                    latency_s=comp.latency_s,
-                    cost_usd=comp.cost_usd,
-                    cache_key=key,
-                    finish_reason=comp.finish_reason or None,
-                )
+                answer_from_completion(comp, key, llm, q.qid, spec.run_id, spec, template_id, passages, messages)
             )
             bar.update(1)
             bar.set_postfix(calls=llm.calls, hits=llm.hits)
     bar.close()
     return out
+
+
+def answer_from_completion(comp, key, llm, qid, run_id, spec, template_id, passages, messages) -> Answer:
+    """The Answer record of one completed call (generation and the service build it the same way)."""
+    return Answer(
+        qid=qid,
+        run_id=run_id,
+        backend=llm.identity["backend"],
+        model=llm.identity["model"],
+        prompt_style=spec.style,
+        template_id=template_id,
+        context_mode=spec.context_mode,
+        replicate=spec.replicate,
+        passages=passages,
+        prompt=messages,
+        text=comp.text,
+        citations=_citations(comp),
+        usage=comp.usage,
+        latency_s=comp.latency_s,
+        cost_usd=comp.cost_usd,
+        cache_key=key,
+        finish_reason=comp.finish_reason or None,
+    )
 
 
 def _citations(comp):

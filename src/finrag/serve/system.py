@@ -458,26 +458,12 @@ class SelectedSystem:
             raise ServeError(502, f"the model backend failed: {exc}") from None
         timing["generation"] = time.perf_counter() - t1
 
-        from finrag.generate import _citations
+        from finrag.generate import answer_from_completion
 
-        ans = Answer(
-            qid=bench.qid if bench else "live",
-            run_id=self.spec.run_id if as_evaluated else f"serve-{self.spec.run_id}",
-            backend=self.llm.identity["backend"],
-            model=self.llm.identity["model"],
-            prompt_style=self.spec.style,
-            template_id=template_id,
-            context_mode=self.spec.context_mode,  # type: ignore[arg-type]
-            replicate=self.spec.replicate,
-            passages=passages,
-            prompt=messages,
-            text=comp.text,
-            citations=_citations(comp),
-            usage=comp.usage,
-            latency_s=comp.latency_s,
-            cost_usd=comp.cost_usd,
-            cache_key=key,
-            finish_reason=comp.finish_reason or None,
+        run_id = self.spec.run_id if as_evaluated else f"serve-{self.spec.run_id}"
+        qid_out = bench.qid if bench else "live"
+        ans = answer_from_completion(
+            comp, key, self.llm, qid_out, run_id, self.spec, template_id, passages, messages
         )
         t2 = time.perf_counter()
         scored = self._score(ans, bench)
