@@ -7,6 +7,7 @@ from pathlib import Path
 from _stage import main
 from finrag.config import mirror_dir, params
 from finrag.ingest.corpus import run_ingest
+from finrag.ingest.fetch import ensure_study_inputs
 from finrag.io import read_json, write_json
 from finrag.provenance import provenance
 from finrag.tracking import stage_run
@@ -14,7 +15,8 @@ from finrag.tracking import stage_run
 
 def run() -> None:
     p = params("ingest")
-    mirror = mirror_dir(required=True)
+    # the mirror, with every file of data/inputs.csv the study reads: fetched (verified) when missing and allowed
+    mirror = ensure_study_inputs(mirror_dir(), fetch=p["fetch"])
     metrics_out = Path("results/metrics/ingest.json")
     with stage_run("01_ingest", p) as tracker:
         metrics = run_ingest(

@@ -668,6 +668,145 @@ def report(
     typer.echo("report: " + ("documents match results/" if check else "rendered"), err=True)
 
 
+# ------------------------------------------------------------------------------------------------ data
+
+data_app = typer.Typer(
+    no_args_is_help=True, help="the study's input files: manifest (data/inputs.csv), status, fetch"
+)
+app.add_typer(data_app, name="data")
+
+
+@data_app.command("status")
+def data_status(
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="a kind, role or path glob (repeatable)")
+    ] = None,
+    root: Annotated[
+        Path | None, typer.Option(help="mirror to check (default: FINRAG_MIRROR, else data/mirror)")
+    ] = None,
+) -> None:
+    """Which input files are present and verified (sha256), missing, partial or corrupt."""
+    from finrag.ingest.fetch import fetch_destination, input_files, read_manifest, select, status
+
+    with _errors("data status"):
+        files = select(input_files(read_manifest()), only or ())
+        where = root or fetch_destination()
+        st = status(files, where)
+    _emit({"root": str(where), **{k: len(v) for k, v in st.items()},
+           **{f"{k}_files": v for k, v in st.items() if k != "ok" and v}})  # fmt: skip
+
+
+@data_app.command("fetch")
+def data_fetch(
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="a kind, role or path glob (repeatable)")
+    ] = None,
+    dest: Annotated[
+        Path | None, typer.Option(help="mirror folder (default: FINRAG_MIRROR, else data/mirror)")
+    ] = None,
+    allow_unverified: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unverified", help="also fetch files the manifest has no sha256 for (role absent)"
+        ),
+    ] = False,
+) -> None:
+    """Download the input files `dest` lacks: resumable, retried, rate-limited, each checked against its sha256.
+    sec.gov URLs need FINRAG_SEC_USER_AGENT. Exit 1 when a file could not be fetched or did not verify."""
+    from finrag.ingest.fetch import (
+        Fetcher,
+        fetch_destination,
+        input_files,
+        read_manifest,
+        select,
+        write_mirror_manifest,
+    )
+
+    with _errors("data fetch"):
+        rows = read_manifest()
+        files = select(input_files(rows), only or ())
+        where = dest or fetch_destination()
+        with Fetcher(where) as fetcher:
+            report = fetcher.fetch(files, allow_unverified=allow_unverified)
+        if not report.failed:
+            write_mirror_manifest(rows, where)
+    _emit({"dest": str(where), **report.summary()})
+    if report.failed:
+        _fail(f"data fetch: {len(report.failed)} file(s) not fetched; first: {next(iter(report.failed.values()))}",
+              code=1)  # fmt: skip
+
+
+@data_app.command("manifest")
+def data_manifest(
+    mirror: Annotated[
+        Path | None, typer.Option(help="mirror whose MANIFEST.csv to read (default: FINRAG_MIRROR)")
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="fail if data/inputs.csv differs from the rebuilt one")
+    ] = False,
+) -> None:
+    """Rebuild data/inputs.csv from a mirror's MANIFEST.csv and the FinanceBench questions (or check it)."""
+    from finrag.config import mirror_dir
+    from finrag.ingest.fetch import build_manifest, manifest_path, manifest_text, write_manifest
+
+    with _errors("data manifest"):
+        rows = build_manifest(mirror or mirror_dir(required=True))
+        if check:
+            if manifest_path().read_text(encoding="utf-8") != manifest_text(rows):
+                _fail(
+                    "data manifest: data/inputs.csv differs from the mirror's (run `finrag data manifest`)",
+                    code=1,
+                )
+        else:
+            write_manifest(rows, manifest_path())
+    _emit({"rows": len(rows), "study": sum(r["role"] == "study" for r in rows),
+           "absent": sum(r["role"] == "absent" for r in rows), "checked": check})  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------------ release
+
+release_app = typer.Typer(no_args_is_help=True, help="the study's DVC outputs as one archive: pack, restore")
+app.add_typer(release_app, name="release")
+
+
+@release_app.command("pack")
+def release_pack(
+    out: Annotated[Path, typer.Argument(help="the archive to write (a .tar)")],
+    require_all: Annotated[
+        bool, typer.Option("--require-all", help="refuse when an output is not in this machine's DVC cache")
+    ] = False,
+) -> None:
+    """Write the DVC cache objects of every output dvc.lock records (and git does not track) + release.json."""
+    from finrag.config import repo_root
+    from finrag.release import ReleaseError, pack
+
+    try:
+        m = pack(repo_root(), out, require_all=require_all)
+    except ReleaseError as exc:
+        _fail(f"release pack: {exc}")
+    _emit({"archive": str(out), "outputs": len(m["outputs"]), "objects": len(m["objects"]), "bytes": m["bytes"],
+           "missing": m["missing"]})  # fmt: skip
+    if m["missing"]:
+        typer.echo(f"release pack: {len(m['missing'])} output(s) not in this machine's DVC cache, not in the "
+                   f"archive (first: {m['missing'][0]})", err=True)  # fmt: skip
+
+
+@release_app.command("restore")
+def release_restore(
+    archive: Annotated[Path, typer.Argument(help="a release archive written by `finrag release pack`")],
+    no_checkout: Annotated[bool, typer.Option("--no-checkout", help="fill the DVC cache only")] = False,
+) -> None:
+    """Check every object of the archive against its md5, put it in the DVC cache, and `dvc checkout` the outputs."""
+    from finrag.config import repo_root
+    from finrag.release import ReleaseError, restore
+
+    try:
+        r = restore(repo_root(), archive, checkout=not no_checkout)
+    except (ReleaseError, OSError) as exc:
+        _fail(f"release restore: {_describe(exc)}")
+    _emit(r)
+
+
 def main() -> None:  # pragma: no cover
     app()
 

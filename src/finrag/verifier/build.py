@@ -86,7 +86,9 @@ def build_training_data(mirror: Path, out_dir: Path, p: dict) -> dict:
         "filings": len(filings),
         "pairs": len(pairs),
         "by_source": dict(sorted(Counter(x.source for x in pairs).items())),
-        "by_source_label": {f"{s}:{lab}": n for (s, lab), n in sorted(Counter((x.source, x.label) for x in pairs).items())},
+        "by_source_label": {
+            f"{s}:{lab}": n for (s, lab), n in sorted(Counter((x.source, x.label) for x in pairs).items())
+        },
         "by_kind": dict(sorted(Counter(f"{x.source}:{x.kind}" for x in pairs).items())),
     }
     (out_dir / "stats.json").write_text(json.dumps(stats, indent=2, sort_keys=True), encoding="utf-8")

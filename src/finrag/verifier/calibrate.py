@@ -36,16 +36,27 @@ def best_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
 def study_features(logit: float, numeric_verdict: str, has_fig: bool) -> list[float]:
     """The study judge's inputs: the verifier logit, the numeric verdict (supported / contradicted), figures?"""
     lg = logit if math.isfinite(logit) else -10.0
-    return [lg, float(numeric_verdict == "supported"), float(numeric_verdict == "contradicted"), float(has_fig)]
+    return [
+        lg,
+        float(numeric_verdict == "supported"),
+        float(numeric_verdict == "contradicted"),
+        float(has_fig),
+    ]
 
 
 def fit_study(x: np.ndarray, y: np.ndarray) -> dict:
+    """A logistic regression of the study features. Its coefficients are rounded (to 6 decimals) and its threshold
+    fitted on the probabilities the rounded model gives: lbfgs ends ~1e-10 apart on CPUs with other BLAS
+    kernels, the rounded model is the same on every machine and is what the judge applies."""
     if len(set(y.tolist())) < 2:
         return {"coef": [0.0] * x.shape[1], "intercept": 0.0, "threshold": 0.5}
     lr = LogisticRegression(C=1.0, max_iter=1000).fit(x, y)
-    prob = lr.predict_proba(x)[:, 1]
-    return {"coef": lr.coef_[0].tolist(), "intercept": float(lr.intercept_[0]),
-            "threshold": best_threshold(prob, y)}  # fmt: skip
+    model = {
+        "coef": [round(float(c), 6) for c in lr.coef_[0]],
+        "intercept": round(float(lr.intercept_[0]), 6),
+    }
+    prob = np.array([round(study_prob(model, list(row)), 9) for row in np.asarray(x, dtype=float)])
+    return {**model, "threshold": best_threshold(prob, y)}
 
 
 def study_prob(model: dict, feats: list[float]) -> float:

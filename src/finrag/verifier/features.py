@@ -145,11 +145,48 @@ def row_features(
     return feats
 
 
-def verifier_embedder(max_seq_length: int, threads: int | None = None):
-    """The bi-encoder the features read: the packaged all-MiniLM-L6-v2, fp32, as in training."""
+# features are rounded to this many decimals: with the bi-encoder in float64 two x86 CPUs differ by ~1e-16, so the
+# rounded features, and the models fitted on them, are the same bytes on any machine
+FEATURE_DECIMALS = 6
+
+
+class Float64Encoder:
+    """The packaged all-MiniLM-L6-v2 run in float64. Why: in float32 the same text gives vectors ~1e-7 apart on
+    an AVX-512 and an AVX2 CPU (other kernels, other summation order; measured), enough to move the gradient-
+    boosted model a CI replay re-fits; float64 costs ~2x the time of float32 (1,500 sentences: 46 s vs 24 s)."""
+
+    def __init__(self, embedder):
+        self.model = embedder.model.double()
+        self.batch_size = embedder.batch_size
+        self.revision = f"{embedder.revision}-fp64"
+
+    def embed_passages(self, texts: Sequence[str], progress: bool = False, step: int = 1024) -> np.ndarray:
+        """Unit vectors of `texts`, `step` at a time (a progress bar over the ~5-min pass when `progress`)."""
+        import torch
+
+        texts = list(texts)
+        parts = [np.zeros((0, 384), dtype=np.float64)]
+        for i in tqdm(range(0, len(texts), step), desc="verifier bi-encoder (x1024)", disable=not progress,
+                      leave=False):  # fmt: skip
+            with torch.inference_mode():
+                out = self.model.encode_document(
+                    texts[i : i + step],
+                    batch_size=self.batch_size,
+                    convert_to_tensor=True,
+                    show_progress_bar=False,
+                )
+            parts.append(out.double().numpy())
+        x = np.concatenate(parts)
+        return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+
+def verifier_embedder(max_seq_length: int, threads: int | None = None) -> Float64Encoder:
+    """The bi-encoder the features read: the packaged all-MiniLM-L6-v2, in float64 (`Float64Encoder`)."""
     from finrag.embedding import make_embedder
 
-    return make_embedder("minilm", precision="fp32", threads=threads, max_seq_length=max_seq_length)
+    return Float64Encoder(
+        make_embedder("minilm", precision="fp32", threads=threads, max_seq_length=max_seq_length)
+    )
 
 
 def featurise(
@@ -160,13 +197,15 @@ def featurise(
 
     units = [evidence_units(c, ps, max_units) for c, ps, _ in rows]
     texts = sorted({c for c, _, _ in rows} | {u for us in units for u in us})
-    vecs = embedder.embed_passages(texts) if texts else np.zeros((0, 384), dtype=np.float32)
+    vecs = embedder.embed_passages(texts, progress=progress)
     index = {t: i for i, t in enumerate(texts)}
     out = []
     for (c, ps, bench), us in tqdm(
         list(zip(rows, units, strict=True)), desc="verifier features", disable=not progress, leave=False
     ):
-        uv = vecs[[index[u] for u in us]] if us else np.zeros((0, vecs.shape[1]), dtype=np.float32)
+        uv = vecs[[index[u] for u in us]] if us else np.zeros((0, vecs.shape[1]), dtype=np.float64)
         v = numeric_judge.judge(c, list(ps))
-        out.append(row_features(c, ps, us, vecs[index[c]], uv, v.verdict, bool(has_figures(c)), bench, v.detail))
-    return np.asarray(out, dtype=float)
+        out.append(
+            row_features(c, ps, us, vecs[index[c]], uv, v.verdict, bool(has_figures(c)), bench, v.detail)
+        )
+    return np.round(np.asarray(out, dtype=float), FEATURE_DECIMALS)

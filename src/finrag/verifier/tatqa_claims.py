@@ -72,7 +72,9 @@ def tatqa_pairs(mirror: Path, rng: random.Random, max_questions: int | None = No
         for q in qs:
             ev = _evidence(ctx, q)
             claim = question_claim(q["question"], _answer_text(q))
-            out.append(ClaimPair(claim=claim, evidence=ev, label=1, source="tatqa", kind="supported", group=group))
+            out.append(
+                ClaimPair(claim=claim, evidence=ev, label=1, source="tatqa", kind="supported", group=group)
+            )
             num = _number(q["answer"])
             kinds = ["swap", "other_context"] + ["value", "value"] * (num is not None and num != 0)
             kind = rng.choice(kinds)
@@ -83,13 +85,17 @@ def tatqa_pairs(mirror: Path, rng: random.Random, max_questions: int | None = No
                 # the new figure in the old one's dress ("$", "%", parentheses stay): only the value differs
                 q2 = dict(q, answer=[re.sub(r"[\d,]+(?:\.\d+)?", shown.lstrip("-"), orig, count=1)])
                 neg = question_claim(q["question"], _answer_text(q2))
-                out.append(ClaimPair(claim=neg, evidence=ev, label=0, source="tatqa", kind="value", group=group))
+                out.append(
+                    ClaimPair(claim=neg, evidence=ev, label=0, source="tatqa", kind="value", group=group)
+                )
             elif kind == "swap":
                 others = [o for o in qs if o is not q and _answer_text(o) != _answer_text(q)
                           and (o.get("answer_type") == q.get("answer_type"))]  # fmt: skip
                 if others:
                     neg = question_claim(q["question"], _answer_text(rng.choice(others)))
-                    out.append(ClaimPair(claim=neg, evidence=ev, label=0, source="tatqa", kind="swap", group=group))
+                    out.append(
+                        ClaimPair(claim=neg, evidence=ev, label=0, source="tatqa", kind="swap", group=group)
+                    )
             else:
                 other = data[rng.randrange(len(data))]
                 if other is not ctx and other["questions"]:

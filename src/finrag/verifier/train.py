@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from finrag.io import canonical_json, read_jsonl, sha256_file, sha256_text, write_json, write_jsonl
+from finrag.io import canonical_json, read_jsonl, sha256_text, write_json, write_jsonl
 from finrag.stats import agreement
 from finrag.verifier.build import HUMAN_SETS, human_rows
 from finrag.verifier.calibrate import best_threshold, fit_study, study_features
@@ -45,18 +45,48 @@ def synthetic_subsample(pairs: list[dict], caps: dict[str, int], seed: int) -> l
 
 
 def _features_code_hash() -> str:
+    """The feature code's syntax tree, hashed: a reformat or a comment keeps the ~5-min feature cache."""
+    import ast
+
     import finrag.verifier.features as f
 
-    return sha256_file(f.__file__)
+    return sha256_text(ast.dump(ast.parse(Path(f.__file__).read_text(encoding="utf-8"))))
 
 
-def _classifier(p: dict) -> HistGradientBoostingClassifier:
-    g = p["gbm"]
+def _gbm(g: dict, seed: int) -> HistGradientBoostingClassifier:
     return HistGradientBoostingClassifier(
         max_iter=g["max_iter"], learning_rate=g["learning_rate"], max_leaf_nodes=g["max_leaf_nodes"],
         min_samples_leaf=g["min_samples_leaf"], l2_regularization=g["l2_regularization"],
-        random_state=p["seed"],
+        max_features=g.get("max_features", 1.0), random_state=seed,
     )  # fmt: skip
+
+
+class SeedBag:
+    """The mean decision function of `n` gradient-boosted models that differ only in their seed (with
+    `max_features` < 1 each split sees another random share of the features). Why: one model's dev-set kappa moved
+    by up to 0.07 when its features moved by ~1e-7 (float32 kernels of two CPUs, measured): a single fit is a
+    high-variance estimate, and the mean of several is not."""
+
+    def __init__(self, g: dict, seed: int, n: int):
+        self.models = [_gbm(g, seed + i) for i in range(n)]
+
+    def fit(self, x: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> SeedBag:
+        for m in self.models:
+            m.fit(x, y, sample_weight=sample_weight)
+        return self
+
+    def decision_function(self, x: np.ndarray) -> np.ndarray:
+        return np.mean([m.decision_function(x) for m in self.models], axis=0)
+
+
+def _classifier(p: dict) -> HistGradientBoostingClassifier | SeedBag:
+    g = p["gbm"]
+    n = int(g.get("bag", 1))
+    return _gbm(g, p["seed"]) if n <= 1 else SeedBag(g, p["seed"], n)
+
+
+# out-of-fold scores are rounded before thresholds and the study regression see them (see FEATURE_DECIMALS)
+SCORE_DECIMALS = 6
 
 
 def _logit(model, x: np.ndarray) -> np.ndarray:
@@ -90,7 +120,9 @@ def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numer
         x_all = np.load(cache)
     else:
         embedder = verifier_embedder(p["max_seq_length"], p.get("threads"))
-        x_all = featurise(rows, embedder, NumericJudge(**numeric_params), p["max_units"], p.get("progress", True))
+        x_all = featurise(
+            rows, embedder, NumericJudge(**numeric_params), p["max_units"], p.get("progress", True)
+        )
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_suffix(".tmp.npy")
         np.save(tmp, x_all)
@@ -106,7 +138,7 @@ def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numer
         fit = fold != f  # synthetic (-1) always; human groups of the other folds
         m = _classifier(p).fit(x_all[fit], y[fit], sample_weight=w[fit])
         sel = np.where(fold == f)[0]
-        oof[sel - ns] = _logit(m, x_all[sel])
+        oof[sel - ns] = np.round(_logit(m, x_all[sel]), SCORE_DECIMALS)
         _save(m, out_dir / f"model_fold{f}.pkl")
     _save(_classifier(p).fit(x_all, y, sample_weight=w), out_dir / "model.pkl")
     xh = x_all[ns:]
@@ -115,7 +147,7 @@ def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numer
     has_fig = xh[:, FEATURES.index("has_figures")]
     numeric = np.where(num_sup > 0, "supported", np.where(num_con > 0, "contradicted", "unsupported"))
     oof_rows = [{"key": r["key"], "benchmark": r["benchmark"], "fold": r["fold"], "label": r["label"],
-                 "logit": round(float(s), 6), "numeric": str(nv), "has_figures": bool(hf)}
+                 "logit": float(s), "numeric": str(nv), "has_figures": bool(hf)}
                 for r, s, nv, hf in zip(human, oof, numeric, has_fig, strict=True)]  # fmt: skip
     cal: dict = {"folds": k, "max_units": p["max_units"], "max_seq_length": p["max_seq_length"],
                  "features": list(FEATURES), "numeric_params": numeric_params, "benchmarks": {}}  # fmt: skip
@@ -126,7 +158,9 @@ def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numer
             continue
         s, yy = oof[sel], np.array([oof_rows[i]["label"] for i in sel])
         ff = np.array([oof_rows[i]["fold"] for i in sel])
-        xs = np.array([study_features(oof[i], oof_rows[i]["numeric"], oof_rows[i]["has_figures"]) for i in sel])
+        xs = np.array(
+            [study_features(oof[i], oof_rows[i]["numeric"], oof_rows[i]["has_figures"]) for i in sel]
+        )
         c = {
             "n": len(sel),
             "threshold_all": best_threshold(s, yy),
@@ -149,11 +183,14 @@ def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numer
         "name and negation checks, the numeric judge's verdict)",
         "features": list(FEATURES),
         "train_rows": {"synthetic": ns, **{b: sum(r["benchmark"] == b for r in human) for b in HUMAN_SETS}},
-        "synthetic_by_source": {s: sum(x["source"] == s for x in synth) for s in sorted({x["source"] for x in synth})},
+        "synthetic_by_source": {
+            s: sum(x["source"] == s for x in synth) for s in sorted({x["source"] for x in synth})
+        },
         "crossfit_dev_agreement": crossfit,
         "thresholds": {b: c["threshold_all"] for b, c in cal["benchmarks"].items()},
     }
-    write_json(out_dir / "metrics.json", metrics)  # no wall times: the model folder is a DVC output, byte-stable
+    # no wall times: the model folder is a DVC output, byte-stable
+    write_json(out_dir / "metrics.json", metrics)
     seconds = {"features": round(t_feat, 1), "total": round(time.time() - t0, 1)}
     log.info("verifier_train: %.1f s features, %.1f s total", seconds["features"], seconds["total"])
     metrics["seconds"] = seconds

@@ -142,8 +142,17 @@ def _tables(root, units: dict[str, str]) -> Iterator[Table]:
                     dec = len(disp.split(".")[1]) if "." in disp else 0
                     sign = -1.0 if f.get("sign") == "-" else 1.0
                     facts.append(
-                        Fact(f.get("name", ""), f.get("contextRef", ""), sign * raw * 10**scale, disp, scale,
-                             dec, unit, len(rows), len(cells))  # fmt: skip
+                        Fact(
+                            f.get("name", ""),
+                            f.get("contextRef", ""),
+                            sign * raw * 10**scale,
+                            disp,
+                            scale,
+                            dec,
+                            unit,
+                            len(rows),
+                            len(cells),
+                        )  # fmt: skip
                     )
                 cells.append(txt)
             if cells:
@@ -191,7 +200,9 @@ def _claim(rng: random.Random, company: str, label: str, period: str, value: str
 
 def _window(rows: list[list[str]], row: int, span: int = 4, head: int = 3) -> str:
     """The table's header rows and the rows around `row`, one line a row: what a reader checks the claim on."""
-    idx = sorted(set(range(min(head, len(rows)))) | set(range(max(0, row - span), min(len(rows), row + span + 1))))
+    idx = sorted(
+        set(range(min(head, len(rows)))) | set(range(max(0, row - span), min(len(rows), row + span + 1)))
+    )
     return "\n".join(" | ".join(rows[i]) for i in idx)
 
 
@@ -254,7 +265,9 @@ def _perturbed(rng, t, tables, ti, f, ctx, ctxs, company, label, period, fiscal,
     kind = rng.choice(kinds)
     evidence = _window(t.rows, f.row)
     if kind == "value":
-        text = _claim(rng, company, label, period, _value_text(f, perturb_value(rng, f.value, f.decimals_shown)))
+        text = _claim(
+            rng, company, label, period, _value_text(f, perturb_value(rng, f.value, f.decimals_shown))
+        )
     elif kind == "scale":
         if f.unit == "usd_per_share":
             return []
@@ -301,4 +314,3 @@ def _ns_tree(raw: str):
         return lxml.etree.fromstring(raw.encode("utf-8"), lxml.etree.XMLParser(huge_tree=True, recover=True))
     except lxml.etree.XMLSyntaxError:
         return lxml.etree.fromstring(raw.encode("utf-8"), lxml.etree.HTMLParser(huge_tree=True))
-
