@@ -279,3 +279,33 @@ def test_real_files_round_trip_through_recorded_responses(tmp_path):
     with _fetcher(tmp_path, server) as f:
         rep = f.fetch(pick)
     assert sorted(rep.fetched) == sorted(f.local_path for f in pick) and not rep.failed
+
+
+def test_cli_data_status_and_a_fetch_that_cannot_reach_the_network(tmp_path, monkeypatch):
+    """`finrag data status` counts what an empty mirror lacks; `finrag data fetch` there, with every request
+    failing, exits 1 with one line and leaves no partial file behind."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from finrag.cli import app
+
+    monkeypatch.setenv("FINRAG_MIRROR", str(tmp_path))
+    res = CliRunner().invoke(app, ["data", "status", "--only", "human_labels"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["missing"] == 3 and out["ok"] == 0 and len(out["missing_files"]) == 3
+
+    def offline(request):
+        raise httpx.ConnectError("no network")
+
+    real = F.Fetcher.__init__
+
+    def init(self, dest, **kw):
+        real(self, dest, **{**kw, "transport": httpx.MockTransport(offline), "retry_sleep": lambda s: None})
+
+    monkeypatch.setattr(F.Fetcher, "__init__", init)
+    res = CliRunner().invoke(app, ["data", "fetch", "--only", "human_labels"])
+    assert res.exit_code == 1
+    assert "3 file(s) not fetched" in res.stderr and "ConnectError" in res.stderr
+    assert not list(tmp_path.rglob("*.part")) and not (tmp_path / "MANIFEST.csv").exists()
