@@ -15,7 +15,9 @@ from finrag.verifier.judges import VerifierJudge
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=200)
-    ap.add_argument("--benchmark", default="attributionbench", choices=["findver", "attributionbench", "expertqa"])
+    ap.add_argument(
+        "--benchmark", default="attributionbench", choices=["findver", "attributionbench", "expertqa"]
+    )
     a = ap.parse_args()
     items = LOADERS[a.benchmark](mirror_dir(required=True)).items[: a.n]
     judge = VerifierJudge(crossfit=False)  # score every claim afresh (no stored out-of-fold score)
@@ -24,8 +26,10 @@ def main() -> None:
     judge.judge_batch([i.claim for i in items], [i.passages for i in items], [i.item_id for i in items])
     dt = time.perf_counter() - t0
     words = sum(len(" ".join(i.passages).split()) for i in items) / max(len(items), 1)
-    print(f"verifier on {len(items)} {a.benchmark} claims (mean evidence {words:.0f} words): {dt:.1f} s, "
-          f"{len(items) / dt:.2f} claims/s")
+    print(
+        f"verifier on {len(items)} {a.benchmark} claims (mean evidence {words:.0f} words): {dt:.1f} s, "
+        f"{len(items) / dt:.2f} claims/s"
+    )
 
 
 if __name__ == "__main__":

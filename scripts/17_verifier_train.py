@@ -18,7 +18,9 @@ def run() -> None:
         Path(p["pairs"]), Path(p["out_dir"]), p["train"], mirror_dir(required=True), p["numeric"]
     )
     out = {k: v for k, v in metrics.items() if k != "seconds"}  # wall times vary: logged, never written
-    out["_provenance"] = provenance("17_verifier_train", p, datasets=["edgar_train", "tatqa-dev", "human-dev"])
+    out["_provenance"] = provenance(
+        "17_verifier_train", p, datasets=["edgar_train", "tatqa-dev", "human-dev"]
+    )
     write_json(Path(p["metrics_out"]), out)
 
 

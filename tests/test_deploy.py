@@ -42,7 +42,12 @@ def _kind(kind: str) -> dict:
 def test_manifests_validate_strictly_against_the_kubernetes_schema(version):
     kv = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is not installed (dev group)")
     docs = _docs()
-    assert {d["kind"] for d in docs} == {"Deployment", "Service", "HorizontalPodAutoscaler", "PersistentVolumeClaim"}
+    assert {d["kind"] for d in docs} == {
+        "Deployment",
+        "Service",
+        "HorizontalPodAutoscaler",
+        "PersistentVolumeClaim",
+    }
     for d in docs:
         kv.validate(d, version, strict=True)  # raises ValidationError with the path of the bad field
 

@@ -163,7 +163,10 @@ def test_train_verifier_end_to_end_and_judges(tmp_path):
     judge = make_judge("verifier", model_dir=str(out))
     new = judge.judge_batch(
         ["Acme had revenue of $420 million in 2023.", "Acme had revenue of $420 million in 2023."],
-        [["Acme reported revenue of $420 million in 2023."], ["Acme reported revenue of $999 million in 2023."]],
+        [
+            ["Acme reported revenue of $420 million in 2023."],
+            ["Acme reported revenue of $999 million in 2023."],
+        ],
         ["attributionbench:new1", "attributionbench:new2"],
     )
     assert [v.verdict for v in new] == ["supported", "unsupported"]

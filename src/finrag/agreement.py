@@ -332,7 +332,9 @@ def select_judge(summary: Sequence[Mapping], candidates: Sequence[str], benchmar
         if len(ks) == len(benchmarks):
             worst[name] = float(min(ks))
     if not worst:
-        raise ValueError(f"select_judge: none of {list(candidates)} was measured on all of {list(benchmarks)}")
+        raise ValueError(
+            f"select_judge: none of {list(candidates)} was measured on all of {list(benchmarks)}"
+        )
     best = max(candidates, key=lambda n: (worst.get(n, -np.inf), -list(candidates).index(n)))
     return {"rule": "max over candidates of the min binary kappa over benchmarks", "candidates": list(candidates),
             "benchmarks": list(benchmarks), "min_kappa": worst, "selected": best}  # fmt: skip

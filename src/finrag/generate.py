@@ -108,7 +108,9 @@ def generate_answers(
                 item_id=f"{q.qid}/{spec.run_id}",
             )
             out[spec.run_id].append(
-                answer_from_completion(comp, key, llm, q.qid, spec.run_id, spec, template_id, passages, messages)
+                answer_from_completion(
+                    comp, key, llm, q.qid, spec.run_id, spec, template_id, passages, messages
+                )
             )
             bar.update(1)
             bar.set_postfix(calls=llm.calls, hits=llm.hits)

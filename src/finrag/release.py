@@ -217,14 +217,18 @@ def time_replay(root: Path, mirror: Path, stages: list[str], archive: Path | Non
 
     root = Path(root)
     uv = shutil.which("uv") or "uv"
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True
+    ).stdout.strip()
     steps: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="finrag-replay-") as tmp:
         clone, log = Path(tmp) / "finrag", Path(tmp) / "replay.log"
         env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
         env.update(FINRAG_MIRROR=str(mirror), FINRAG_NO_MLFLOW="1", FINRAG_LLM_MODE="replay")
         _timed(["git", "clone", "-q", str(root), str(clone)], Path(tmp), env, log)
-        steps.append({"step": "uv sync --frozen", "seconds": _timed([uv, "sync", "--frozen", "-q"], clone, env, log)})
+        steps.append(
+            {"step": "uv sync --frozen", "seconds": _timed([uv, "sync", "--frozen", "-q"], clone, env, log)}
+        )
         dvc = str(clone / ".venv" / "bin" / "dvc")
         if archive is not None:
             finrag = str(clone / ".venv" / "bin" / "finrag")
