@@ -71,11 +71,22 @@ def git_tracked(root: Path, paths: list[str]) -> set[str]:
     return {p for p in paths if p in tracked}
 
 
+def _dvc() -> str:
+    """The venv's dvc (beside this Python: it works when the venv is not on PATH), else the one on PATH."""
+    import sys
+
+    beside = Path(sys.executable).with_name("dvc")
+    return str(beside) if beside.exists() else (shutil.which("dvc") or "dvc")
+
+
 def cache_dir(root: Path) -> Path:
     """The DVC cache's md5 object folder (`dvc cache dir` + files/md5)."""
-    res = subprocess.run(["dvc", "cache", "dir"], cwd=root, capture_output=True, text=True, check=False)
-    base = Path(res.stdout.strip()) if res.returncode == 0 and res.stdout.strip() else root / ".dvc" / "cache"
-    return base / "files" / "md5"
+    try:
+        res = subprocess.run([_dvc(), "cache", "dir"], cwd=root, capture_output=True, text=True, check=False)
+        found = res.stdout.strip() if res.returncode == 0 else ""
+    except OSError:  # no dvc at all: the default location
+        found = ""
+    return (Path(found) if found else root / ".dvc" / "cache") / "files" / "md5"
 
 
 def object_path(cache: Path, md5: str) -> Path:
@@ -186,7 +197,7 @@ def restore(root: Path, archive: Path, *, checkout: bool = True) -> dict:
             restored += 1
     paths = [e["path"] for e in manifest["outputs"] if e["in_release"]]
     if checkout and paths:
-        res = subprocess.run(["dvc", "checkout", "--relink", *paths], cwd=root, capture_output=True, text=True,
+        res = subprocess.run([_dvc(), "checkout", "--relink", *paths], cwd=root, capture_output=True, text=True,
                              check=False)  # fmt: skip
         if res.returncode != 0:
             raise ReleaseError(f"dvc checkout failed: {(res.stderr or res.stdout).strip().splitlines()[-1:]}")
