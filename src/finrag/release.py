@@ -27,6 +27,8 @@ from pathlib import Path
 
 import yaml
 
+from finrag.proc import timed_command
+
 RELEASE_MANIFEST = "release.json"
 FORMAT = 1
 
@@ -205,18 +207,6 @@ def restore(root: Path, archive: Path, *, checkout: bool = True) -> dict:
             "missing": manifest["missing"], "git_commit": manifest.get("git_commit")}  # fmt: skip
 
 
-def _timed(cmd: list[str], cwd: Path, env: dict, log: Path) -> float:
-    t = time.perf_counter()
-    with open(log, "a", encoding="utf-8") as fh:
-        fh.write(f"$ {' '.join(cmd)}\n")
-        fh.flush()
-        res = subprocess.run(cmd, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, check=False)
-    if res.returncode != 0:
-        tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
-        raise ReleaseError(f"{' '.join(cmd[-2:])} failed (exit {res.returncode}): {' | '.join(tail)}")
-    return round(time.perf_counter() - t, 1)
-
-
 def time_replay(root: Path, mirror: Path, stages: list[str], archive: Path | None = None) -> dict:
     """A fresh clone of HEAD replays `stages` one by one (`dvc repro --force --single-item`, every model call
     from the committed cache: FINRAG_LLM_MODE=replay refuses a miss), each timed; then whether results/ and
@@ -236,18 +226,21 @@ def time_replay(root: Path, mirror: Path, stages: list[str], archive: Path | Non
         clone, log = Path(tmp) / "finrag", Path(tmp) / "replay.log"
         env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
         env.update(FINRAG_MIRROR=str(mirror), FINRAG_NO_MLFLOW="1", FINRAG_LLM_MODE="replay")
-        _timed(["git", "clone", "-q", str(root), str(clone)], Path(tmp), env, log)
+        timed_command(["git", "clone", "-q", str(root), str(clone)], Path(tmp), env, log)
         steps.append(
-            {"step": "uv sync --frozen", "seconds": _timed([uv, "sync", "--frozen", "-q"], clone, env, log)}
+            {
+                "step": "uv sync --frozen",
+                "seconds": timed_command([uv, "sync", "--frozen", "-q"], clone, env, log),
+            }
         )
         dvc = str(clone / ".venv" / "bin" / "dvc")
         if archive is not None:
             finrag = str(clone / ".venv" / "bin" / "finrag")
             steps.append({"step": "finrag release restore",
-                          "seconds": _timed([finrag, "release", "restore", str(archive)], clone, env, log)})  # fmt: skip
+                          "seconds": timed_command([finrag, "release", "restore", str(archive)], clone, env, log)})  # fmt: skip
         t0 = time.perf_counter()
         for stage in stages:
-            secs = _timed([dvc, "repro", "--force", "--single-item", stage], clone, env, log)
+            secs = timed_command([dvc, "repro", "--force", "--single-item", stage], clone, env, log)
             steps.append({"step": stage, "seconds": secs})
         replay_s = round(time.perf_counter() - t0, 1)
         diff = subprocess.run(["git", "diff", "--name-only", "HEAD", "--", "results/", "dvc.lock"], cwd=clone,

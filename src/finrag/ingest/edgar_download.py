@@ -90,7 +90,7 @@ class RateLimiter:
             return now
 
 
-def _retryable(exc: BaseException) -> bool:
+def retryable(exc: BaseException) -> bool:
     if isinstance(exc, httpx.HTTPStatusError):
         return exc.response.status_code == 429 or exc.response.status_code >= 500
     return isinstance(exc, httpx.TransportError)
@@ -162,7 +162,7 @@ class EdgarClient:
             for attempt in Retrying(
                 stop=stop_after_attempt(self.attempts),
                 wait=wait_exponential(multiplier=0.5, max=30),
-                retry=retry_if_exception(_retryable),
+                retry=retry_if_exception(retryable),
                 reraise=True,
                 **kwargs,
             ):

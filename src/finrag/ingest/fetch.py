@@ -16,7 +16,6 @@ fair-access rules), a progress bar over the bytes, and a file whose size or sha2
 from __future__ import annotations
 
 import csv
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -30,7 +29,8 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from tqdm import tqdm
 
 from finrag.config import DataUnavailable, repo_root
-from finrag.ingest.edgar_download import USER_AGENT_ENV, RateLimiter, _retryable
+from finrag.ingest.edgar_download import USER_AGENT_ENV, RateLimiter, retryable
+from finrag.io import sha256_file
 
 INPUTS_MANIFEST = "data/inputs.csv"
 DEFAULT_DEST = "data/mirror"
@@ -162,12 +162,9 @@ def write_manifest(rows: Sequence[dict], path: Path) -> None:
         fh.write(manifest_text(rows))
 
 
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+def intact(f: InputFile, path: Path) -> bool:
+    """`path` has the manifest's size and sha256 (the size first: it is free)."""
+    return (f.bytes is None or path.stat().st_size == f.bytes) and sha256_file(path) == f.sha256
 
 
 def select(files: Sequence[InputFile], only: Sequence[str] = ()) -> list[InputFile]:
@@ -187,7 +184,7 @@ def status(files: Sequence[InputFile], root: Path) -> dict[str, list[str]]:
             out["partial" if p.with_name(p.name + ".part").exists() else "missing"].append(f.local_path)
         elif not f.verified:
             out["unverified"].append(f.local_path)
-        elif (f.bytes is not None and p.stat().st_size != f.bytes) or sha256_of(p) != f.sha256:
+        elif not intact(f, p):
             out["corrupt"].append(f.local_path)
         else:
             out["ok"].append(f.local_path)
@@ -266,7 +263,7 @@ class Fetcher:
         try:
             for attempt in Retrying(
                 stop=stop_after_attempt(self.attempts), wait=wait_exponential(multiplier=0.5, max=30),
-                retry=retry_if_exception(_retryable), reraise=True, **kwargs,
+                retry=retry_if_exception(retryable), reraise=True, **kwargs,
             ):  # fmt: skip
                 with attempt:
                     self._download_once(f, part, bar)
@@ -274,15 +271,13 @@ class Fetcher:
             raise FetchError(f"{f.url}: HTTP {exc.response.status_code}") from exc
         except httpx.TransportError as exc:
             raise FetchError(f"{f.url}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
-        size = part.stat().st_size
-        if f.verified:
-            digest = sha256_of(part)
-            if (f.bytes is not None and size != f.bytes) or digest != f.sha256:
-                part.unlink()
-                raise ChecksumMismatch(
-                    f"{f.local_path}: refused: got {size:,} bytes sha256 {digest[:12]}, the manifest says "
-                    f"{f.bytes:,} bytes sha256 {f.sha256[:12]} (removed; run again, or report a changed source)"
-                )
+        if f.verified and not intact(f, part):
+            size, digest = part.stat().st_size, sha256_file(part)
+            part.unlink()
+            raise ChecksumMismatch(
+                f"{f.local_path}: refused: got {size:,} bytes sha256 {digest[:12]}, the manifest says "
+                f"{f.bytes or '?'} bytes sha256 {f.sha256[:12]} (removed; run again, or report a changed source)"
+            )
         os.replace(part, target)
 
     def fetch(self, files: Sequence[InputFile], allow_unverified: bool = False) -> FetchReport:
@@ -338,7 +333,8 @@ def ensure_study_inputs(mirror: Path | None, *, fetch: bool = True, transport: h
     if not fetch:
         raise DataUnavailable(_missing_line(missing, root, "ingest.fetch is false"))
     with Fetcher(root, transport=transport, progress=progress) as fetcher:
-        report = fetcher.fetch([f for f in files if f.local_path in set(missing)])
+        wanted = set(missing)
+        report = fetcher.fetch([f for f in files if f.local_path in wanted])
     if report.failed:
         first = next(iter(report.failed.values()))
         raise DataUnavailable(_missing_line(sorted(report.failed), root, f"fetch failed: {first}"))

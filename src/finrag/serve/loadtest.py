@@ -35,6 +35,8 @@ import httpx
 import numpy as np
 from tqdm import tqdm
 
+from finrag.proc import timed_command
+
 HOST = "127.0.0.1"  # the load test never leaves this machine
 
 
@@ -257,17 +259,6 @@ def run_load_test(
     return out
 
 
-def _timed(cmd: list[str], cwd: Path, env: dict, log: Path) -> float:
-    t0 = time.perf_counter()
-    with open(log, "a") as fh:
-        fh.write(f"$ {' '.join(cmd)}\n")
-        fh.flush()
-        done = subprocess.run(cmd, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}); see {log}")
-    return round(time.perf_counter() - t0, 1)
-
-
 def run_setup_time(root: Path, mirror: Path, *, question: str, cold_package_cache: bool = True) -> dict:
     """See the module docstring: seconds per step from `git clone` to the first answer of `finrag serve`.
     `cold_package_cache`: uv starts from an empty package cache (every wheel downloaded from the registry, torch
@@ -286,10 +277,10 @@ def run_setup_time(root: Path, mirror: Path, *, question: str, cold_package_cach
         if cold_package_cache:
             env["UV_CACHE_DIR"] = str(Path(tmp) / "uv-cache")
         t0 = time.perf_counter()
-        steps["git clone"] = _timed(["git", "clone", "-q", str(root), str(clone)], Path(tmp), env, log)
-        steps["uv sync --frozen"] = _timed([uv, "sync", "--frozen", "-q"], clone, env, log)
+        steps["git clone"] = timed_command(["git", "clone", "-q", str(root), str(clone)], Path(tmp), env, log)
+        steps["uv sync --frozen"] = timed_command([uv, "sync", "--frozen", "-q"], clone, env, log)
         dvc = [str(clone / ".venv/bin/dvc"), "repro", "--single-item", "ingest", "questions", "chunk"]
-        steps["dvc repro ingest questions chunk"] = _timed(dvc, clone, env, log)
+        steps["dvc repro ingest questions chunk"] = timed_command(dvc, clone, env, log)
         port = free_port()
         serve = [
             str(clone / ".venv/bin/finrag"),
