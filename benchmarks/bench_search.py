@@ -1,6 +1,6 @@
 """Query latency per search method for one retrieval setup (chunker x embedder), as the retrieval stage runs it.
 
-The setup is the one `finrag.retrieval.build_search_context` assembles from params.yaml `retrieve` (BM25
+The setup is the one `finrag.retrieve.methods.build_search_context` assembles from params.yaml `retrieve` (BM25
 parameters, store, embedder settings, fusion depth, rerank depth), with two changes so that every query pays its
 full cost: the cross-encoder re-ranker is built WITHOUT its score cache (params `rerank_cache` would otherwise
 serve repeated (query, passage) scores from SQLite), and each method gets a fresh `DenseIndex` over the same
@@ -28,11 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from finrag.config import params, repo_root
-from finrag.contracts import Chunk, Question
-from finrag.io import read_jsonl, write_json
-from finrag.retrieval import build_search_context
-from finrag.search import SEARCH_METHODS, SearchContext, search
+from finrag.core.config import params, repo_root
+from finrag.core.contracts import Chunk, Question
+from finrag.core.io import read_jsonl, write_json
+from finrag.retrieve.methods import build_search_context
+from finrag.retrieve.search import SEARCH_METHODS, SearchContext, search
 
 WARMUP = 2
 
@@ -92,8 +92,8 @@ def build(a, p: dict, setup: Setup):
     )
     dense_factory = None
     if needs_dense:
-        from finrag.embedding import make_embedder
-        from finrag.stores import DenseIndex, make_store
+        from finrag.retrieve.embedding import make_embedder
+        from finrag.retrieve.stores import DenseIndex, make_store
 
         vectors = setup.time("read vectors", lambda: np.load(vec_file))
         if len(vectors) != len(chunks):
@@ -113,7 +113,7 @@ def build(a, p: dict, setup: Setup):
             return DenseIndex(embedder, store, texts)  # store already filled: nothing is embedded here
 
     if "hybrid_rerank" in a.methods:
-        from finrag.rerank import CrossEncoderReranker
+        from finrag.retrieve.rerank import CrossEncoderReranker
 
         def load_reranker():
             try:

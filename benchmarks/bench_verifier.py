@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from finrag.config import mirror_dir
-from finrag.humanlabels import LOADERS
-from finrag.verifier.judges import VerifierJudge
+from finrag.core.config import mirror_dir
+from finrag.ingest.human_claims import LOADERS
+from finrag.score.verifier.judges import VerifierJudge
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
-"""Shared shell for the numbered stage scripts: run a stage function, turn a missing-data error into one line,
-and leave results/ as it was when the stage fails (see finrag.io.restored_on_failure; DVC keeps the outputs
+"""Shared shell for the stage scripts: run a stage function, turn a missing-data error into one line,
+and leave results/ as it was when the stage fails (see finrag.core.io.restored_on_failure; DVC keeps the outputs
 in place because dvc.yaml marks them `persist: true`)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from finrag.config import DataUnavailable
-from finrag.io import restored_on_failure
+from finrag.core.config import DataUnavailable
+from finrag.core.io import restored_on_failure
 
 RESULTS_DIR = Path("results")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from finrag.config import mirror_dir
+from finrag.core.config import mirror_dir
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,11 @@ from functools import partial
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from finrag import stats
-from finrag.agreement import (
+from finrag.core import stats
+from finrag.core.contracts import ClaimVerdict, LabelledClaim
+from finrag.ingest.human_claims import Loaded, load_findver
+from finrag.score.judge import BaseJudge, NumericJudge
+from finrag.trust.judge_agreement import (
     agreement_sample,
     ai_vs_ai,
     evaluate_judge_on,
@@ -17,9 +20,6 @@ from finrag.agreement import (
     sample_groups,
     summary_table,
 )
-from finrag.contracts import ClaimVerdict, LabelledClaim
-from finrag.humanlabels import Loaded, load_findver
-from finrag.scoring.judge import BaseJudge, NumericJudge
 
 
 @pytest.fixture(autouse=True)
@@ -164,7 +164,7 @@ def test_numeric_judge_on_all_findver_numeric_statements(mirror):
 def test_model_judge_sample_is_nested_and_stratified():
     """Raising a model judge's sample size keeps every earlier item (so recorded calls are reused), and each
     prefix keeps the label balance of the benchmark."""
-    from finrag.agreement import model_judge_sample
+    from finrag.trust.judge_agreement import model_judge_sample
 
     items = [_item(i, "supported" if i % 4 else "unsupported", "supported") for i in range(200)]
     items += [
@@ -181,7 +181,7 @@ def test_model_judge_sample_is_nested_and_stratified():
 
 
 def test_ai_pairs_by_benchmark_pairs_by_item_id():
-    from finrag.agreement import ai_pairs_by_benchmark
+    from finrag.trust.judge_agreement import ai_pairs_by_benchmark
 
     rec_a = [{"item_id": f"x{i}", "benchmark": "b" if i < 6 else "c", "judge": v}
              for i, v in enumerate(["supported", "unsupported"] * 5)]  # fmt: skip
@@ -194,7 +194,7 @@ def test_ai_pairs_by_benchmark_pairs_by_item_id():
 
 
 def test_a_claim_two_benchmarks_share_counts_once_when_they_are_pooled():
-    from finrag.agreement import ai_pairs_by_benchmark, claim_key
+    from finrag.trust.judge_agreement import ai_pairs_by_benchmark, claim_key
 
     rec = [
         {
@@ -236,7 +236,7 @@ def test_parse_failures_are_counted_per_benchmark_and_flagged_per_item():
 def test_record_interleaved_asks_every_judge_about_a_claim_before_the_next():
     """Recording goes claim by claim across judges (so a judge and its resample share the claim's KV-cache
     prefix); a judge is asked only about the claims of its own (possibly smaller) sample, each once."""
-    from finrag.agreement import record_interleaved
+    from finrag.trust.judge_agreement import record_interleaved
 
     asked: list[tuple[str, str]] = []
 

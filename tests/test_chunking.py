@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from finrag.chunking import CHUNKERS, context_header, make_chunker, segment_blocks
-from finrag.contracts import Chunk, Document, Page
+from finrag.core.contracts import Chunk, Document, Page
+from finrag.retrieve.chunking import CHUNKERS, context_header, make_chunker, segment_blocks
 
 DOC = Document(doc_id="ACME_2022_10K", company="Acme", form="10-K", period="2022")
 

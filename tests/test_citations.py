@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from finrag.contracts import Citation, ClaimVerdict, Passage
-from finrag.scoring.citations import (
+from finrag.core.contracts import Citation, ClaimVerdict, Passage
+from finrag.score.citations import (
     citation_scores,
     numbered_passages,
     sentence_citations,
     verify_offset_citation,
     verify_offset_citations,
 )
-from finrag.scoring.judge import BaseJudge, NumericJudge
+from finrag.score.judge import BaseJudge, NumericJudge
 
 
 class KeywordJudge(BaseJudge):
@@ -116,7 +116,7 @@ def test_offset_verification():
 
 
 def test_numbered_passages_reads_passages_by_the_given_text_function():
-    from finrag.scoring.claims import as_seen
+    from finrag.score.claims import as_seen
 
     passages = [Passage(n=2, chunk_id="a", doc_id="BLOCK_2016_10K", pages=[1], text="Revenue rose.")]
     assert numbered_passages(passages) == {2: "Revenue rose."}

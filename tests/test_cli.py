@@ -14,10 +14,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from finrag import stats
 from finrag.cli import app
-from finrag.contracts import Chunk, Document, Span
-from finrag.io import write_jsonl
+from finrag.core import stats
+from finrag.core.contracts import Chunk, Document, Span
+from finrag.core.io import write_jsonl
 from finrag.llm.backends import ExtractiveBackend
 from finrag.llm.cache import CachedLLM
 from finrag.llm.prompts import render
@@ -181,7 +181,7 @@ def test_search_reads_paths_from_a_params_override(tmp_path):
 
 
 class _BagOfWords:
-    """A toy embedder (normalised word counts over a fixed vocabulary) standing in for finrag.embedding."""
+    """A toy embedder (normalised word counts over a fixed vocabulary) standing in for finrag.retrieve.embedding."""
 
     def __init__(self, vocab):
         self.vocab = {w: i for i, w in enumerate(vocab)}
@@ -203,10 +203,10 @@ class _BagOfWords:
 def test_search_dense_uses_the_embeddings_file(tmp_path, monkeypatch):
     vocab = ["revenue", "employees", "headquarters", "litigation", "proceedings", "denver", "beta", "acme"]
     emb = _BagOfWords(vocab)
-    fake = types.ModuleType("finrag.embedding")
+    fake = types.ModuleType("finrag.retrieve.embedding")
     fake.make_embedder = lambda name, **kw: emb
     fake.embed_with_cache = lambda embedder, texts, *a, **kw: embedder.embed_passages(texts)
-    monkeypatch.setitem(sys.modules, "finrag.embedding", fake)
+    monkeypatch.setitem(sys.modules, "finrag.retrieve.embedding", fake)
     f = _chunks_file(tmp_path / "tiny.jsonl")
     vec = tmp_path / "toy.npy"
     np.save(vec, emb.embed_passages([t for _, _, t in CHUNKS]))
@@ -510,12 +510,12 @@ def test_replay_errors(tmp_path):
 def test_label_calls_the_labelling_server(tmp_path, monkeypatch):
     import inspect
 
-    from finrag import labelling
+    from finrag.trust import labelling
 
     calls = []
-    fake = types.ModuleType("finrag.labelling")
+    fake = types.ModuleType("finrag.trust.labelling")
     fake.serve = lambda *a, **kw: calls.append((a, kw))
-    monkeypatch.setitem(sys.modules, "finrag.labelling", fake)
+    monkeypatch.setitem(sys.modules, "finrag.trust.labelling", fake)
     _, answers = _recorded_answer(tmp_path)
     res = run(
         "label",
@@ -538,7 +538,7 @@ def test_label_calls_the_labelling_server(tmp_path, monkeypatch):
 
 def test_label_errors(tmp_path, monkeypatch):
     _, answers = _recorded_answer(tmp_path)
-    monkeypatch.setitem(sys.modules, "finrag.labelling", None)  # the module is absent
+    monkeypatch.setitem(sys.modules, "finrag.trust.labelling", None)  # the module is absent
     user_error(run("label", "--answers", answers), "labelling page is not available")
     user_error(run("label", "--answers", tmp_path / "none.jsonl"), "answers file not found")
     user_error(
@@ -548,9 +548,9 @@ def test_label_errors(tmp_path, monkeypatch):
 
 
 def test_progress_counts_recorded_calls_per_family_without_a_model(tmp_path):
-    from finrag.contexts import ContextBuilder, freeze_contexts
-    from finrag.contracts import Question
-    from finrag.generate import family_specs, generate_answers
+    from finrag.core.contracts import Question
+    from finrag.generate.run import family_specs, generate_answers
+    from finrag.retrieve.contexts import ContextBuilder, freeze_contexts
 
     chunks = [
         Chunk(chunk_id=f"D:page:{i}", doc_id="D", pages=[i], spans=[Span(page=i, start=0, end=len(t))], text=t, body=t)

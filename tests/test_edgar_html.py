@@ -11,10 +11,11 @@ from pathlib import Path
 import lxml.etree
 import pytest
 
-from finrag.config import mirror_dir
-from finrag.contracts import Page
+from finrag.core.config import mirror_dir
+from finrag.core.contracts import Page
 from finrag.ingest.edgar_html import is_layout_table, parse_edgar_html, render_table
-from finrag.ingest.parse import IngestError, parse_filing
+from finrag.ingest.parse import parse_filing
+from finrag.ingest.parsed import IngestError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "html"
 NUM = re.compile(r"\d[\d,]*(?:\.\d+)?")

@@ -9,11 +9,11 @@ import zipfile
 import numpy as np
 import pytest
 
-from finrag.embedding import (
+from finrag.retrieve.embed_base import cpu_has_native_bf16
+from finrag.retrieve.embedding import (
     EMBEDDERS,
     EmbeddingCache,
     cosine_agreement,
-    cpu_has_native_bf16,
     embed_with_cache,
     make_embedder,
     mpnet_parts,

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from finrag.config import DataUnavailable
+from finrag.core.config import DataUnavailable
 from finrag.ingest import fetch as F
 from finrag.ingest.edgar_download import RateLimiter
 
@@ -254,7 +254,7 @@ def test_committed_manifest_is_complete_and_pinned():
 
 
 def test_committed_manifest_matches_the_mirror():
-    from finrag.config import mirror_dir
+    from finrag.core.config import mirror_dir
 
     mirror = mirror_dir()
     if mirror is None or not (mirror / "MANIFEST.csv").exists() or "FINRAG_MIRROR" not in os.environ:
@@ -266,7 +266,7 @@ def test_committed_manifest_matches_the_mirror():
 
 def test_real_files_round_trip_through_recorded_responses(tmp_path):
     """Three real mirror files served as GitHub would serve them: fetched and verified by the real manifest."""
-    from finrag.config import mirror_dir
+    from finrag.core.config import mirror_dir
 
     mirror = mirror_dir()
     if mirror is None or "FINRAG_MIRROR" not in os.environ:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from finrag.scoring.figures import detect_number_lang, extract_figures, normalise_number, stated_scale
+from finrag.score.numbers import detect_number_lang, extract_figures, normalise_number, stated_scale
 
 
 def one(text: str, lang: str | None = None, default_scale: float | None = None):

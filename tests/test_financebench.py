@@ -9,10 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from finrag.config import FINANCEBENCH_RAW
-from finrag.contracts import Question
+from finrag.core.config import FINANCEBENCH_RAW
+from finrag.core.contracts import Question
+from finrag.core.io import sha256_file
 from finrag.ingest import financebench as fb
-from finrag.io import sha256_file
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded" / "financebench"
 NAMES = (fb.QUESTIONS_FILE, fb.DOCUMENTS_FILE)
@@ -221,7 +221,7 @@ def test_real_mirror_150_questions_132_available(mirror):
 
 
 def test_a_failed_download_is_a_one_line_data_error_and_an_empty_mirror_parses_nothing(tmp_path, monkeypatch):
-    from finrag.config import DataUnavailable, mirror_dir
+    from finrag.core.config import DataUnavailable, mirror_dir
     from finrag.ingest.corpus import build_corpus
 
     class Offline(Server):

@@ -5,15 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from finrag.contexts import (
-    ContextBuilder,
-    context_summary,
-    freeze_contexts,
-    load_frozen_contexts,
-    thaw_contexts,
-)
-from finrag.contracts import Chunk, Evidence, Question, Span
-from finrag.generate import (
+from finrag.core.contracts import Chunk, Evidence, Question, Span
+from finrag.core.io import write_jsonl
+from finrag.generate.run import (
     RunSpec,
     family_specs,
     generate_answers,
@@ -21,9 +15,15 @@ from finrag.generate import (
     seconds_left,
     shared_backend,
 )
-from finrag.io import write_jsonl
 from finrag.llm.backends import ExtractiveBackend
 from finrag.llm.cache import CachedLLM, CacheMiss
+from finrag.retrieve.contexts import (
+    ContextBuilder,
+    context_summary,
+    freeze_contexts,
+    load_frozen_contexts,
+    thaw_contexts,
+)
 
 
 def _chunk(doc: str, page: int, j: int, text: str) -> Chunk:
@@ -213,7 +213,7 @@ def test_recording_progress_counts_what_is_cached_without_calling(tmp_path):
 
 def test_an_answer_cut_at_max_tokens_is_recorded_and_counted(tmp_path):
     """finish_reason travels from the backend through the cache into the answer, and run_stats counts the cut ones."""
-    from finrag.generate import run_stats
+    from finrag.generate.run import run_stats
     from finrag.llm.backends import Backend, Completion
 
     class Talkative(Backend):

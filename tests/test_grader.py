@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from finrag.scoring.declining import false_premise_response, is_refusal, repeats_premise
-from finrag.scoring.figures import extract_figures
-from finrag.scoring.grader import answer_polarity, content_recall, grade, match_figure
+from finrag.score.declining import false_premise_response, is_refusal, repeats_premise
+from finrag.score.grader import answer_polarity, content_recall, grade, match_figure
+from finrag.score.numbers import extract_figures
 
 Q_MILLIONS = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 Q_BILLIONS = "How much (in USD billions) did American Water Works pay out in cash dividends for FY2020?"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from finrag.grader_validation import agreement_block, grade_rows, validate_grader
-from finrag.humanlabels_fb import HUMAN_LABELS, LABELS, _pick_gold, load_labelled_answers, results_files
-from finrag.stats import kappa
+from finrag.core.stats import kappa
+from finrag.trust.grader_agreement import agreement_block, grade_rows, validate_grader
+from finrag.trust.human_answers import HUMAN_LABELS, LABELS, _pick_gold, load_labelled_answers, results_files
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def test_agreement_block_on_a_subset(rows) -> None:
     human = [r.human for r in sub]
     verdicts = [g.verdict for g in grade_rows(sub, progress=False)]
     assert set(verdicts) <= set(LABELS)
-    block = agreement_block(human, verdicts, seed=1)  # the real bootstrap (finrag.stats)
+    block = agreement_block(human, verdicts, seed=1)  # the real bootstrap (finrag.core.stats)
     assert block["n"] == 30
     assert sum(map(sum, block["confusion_matrix"])) == 30
     assert -1.0 <= block["kappa"] <= 1.0
@@ -76,7 +76,7 @@ def test_agreement_block_on_a_subset(rows) -> None:
 
 
 def _fast_agreement(human, judge, labels, seed=None):
-    """Same keys as finrag.stats.agreement without the 2,000-resample bootstrap (keeps this test quick)."""
+    """Same keys as finrag.core.stats.agreement without the 2,000-resample bootstrap (keeps this test quick)."""
     k = kappa(human, judge, labels=labels)
     cm = [[sum(h == a and j == b for h, j in zip(human, judge, strict=True)) for b in labels] for a in labels]
     raw = sum(h == j for h, j in zip(human, judge, strict=True)) / len(human)
@@ -85,7 +85,7 @@ def _fast_agreement(human, judge, labels, seed=None):
 
 
 def test_validate_grader_on_one_file(mirror: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import finrag.grader_validation as gv
+    import finrag.trust.grader_agreement as gv
 
     monkeypatch.setattr(gv, "agreement", _fast_agreement)
     monkeypatch.setattr(

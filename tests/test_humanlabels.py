@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from finrag.contracts import LabelledClaim
-from finrag.humanlabels import (
+from finrag.core.contracts import LabelledClaim
+from finrag.ingest.human_claims import (
     expertqa_evidence_text,
     load_all,
     load_attributionbench,

@@ -10,8 +10,10 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 import pytest
 
-from finrag.ingest.parse import IngestError, assign_sections, find_headings, parse_filing
+from finrag.ingest.parse import parse_filing
+from finrag.ingest.parsed import IngestError
 from finrag.ingest.pdf import parse_pdf
+from finrag.ingest.sections import assign_sections, find_headings
 
 
 def make_pdf(path: Path, pages: list[list[tuple[str, float, float, float]]]) -> Path:

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from finrag.contracts import ClaimVerdict
-from finrag.scoring.claims import llm_split_claims, parse_markers, score_answer, split_claims, split_sentences
-from finrag.scoring.judge import (
+from finrag.core.contracts import ClaimVerdict
+from finrag.score.claims import llm_split_claims, parse_markers, score_answer, split_claims, split_sentences
+from finrag.score.judge import (
     JUDGES,
     CombinedJudge,
     LLMJudge,
@@ -365,7 +365,7 @@ def test_llm_judge_through_the_real_response_cache(tmp_path):
 def test_the_judge_reads_a_passage_under_its_source_name(numeric):
     """The prompt shows each passage's source; a company named only there ("Block" in Square's 10-K) is not a
     missing name, while a claim about another company stays unsupported."""
-    from finrag.contracts import Passage
+    from finrag.core.contracts import Passage
 
     text = "Total current assets 1,223,000 and total current liabilities 1,223,000."
     block = [Passage(n=1, chunk_id="c1", doc_id="BLOCK_2016_10K", pages=[68], text=text)]

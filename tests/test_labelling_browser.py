@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from finrag.contracts import Answer, Passage, Question
-from finrag.humanlabels import load_finrag_labels
-from finrag.io import write_jsonl
-from finrag.labelling import make_server
+from finrag.core.contracts import Answer, Passage, Question
+from finrag.core.io import write_jsonl
+from finrag.ingest.human_claims import load_finrag_labels
+from finrag.trust.labelling import make_server
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from finrag.contracts import Passage
+from finrag.core.contracts import Passage
 from finrag.llm import local_model
 from finrag.llm.backends import (
     BACKENDS,

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from finrag.io import read_jsonl, write_jsonl
+from finrag.core.io import read_jsonl, write_jsonl
 from finrag.llm.backends import Backend, Completion
 from finrag.llm.cache import (
     CacheCorrupt,

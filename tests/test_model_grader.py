@@ -7,8 +7,8 @@ import pytest
 
 from finrag.llm.backends import Backend, Completion
 from finrag.llm.cache import CachedLLM
-from finrag.scoring.grader import grade
-from finrag.scoring.model_grader import CachedLLMGrader, cached_llm, read_grade
+from finrag.score.grader import grade
+from finrag.score.model_grader import CachedLLMGrader, cached_llm, read_grade
 
 GOLD = "Amcor is a global leader in packaging production for various use cases."
 UNSURE = "Amcor is a global packaging company."  # content score near the threshold: uncertain

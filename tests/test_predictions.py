@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from finrag.predictions import PredictionError, evaluate, load_caveats, load_predictions, resolve
+from finrag.report.predictions import PredictionError, evaluate, load_caveats, load_predictions, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 FILE = ROOT / "docs" / "predictions.yaml"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from finrag.contracts import Passage
+from finrag.core.contracts import Passage
 from finrag.llm import prompts
 from finrag.llm.prompts import (
     DECLINE_PHRASE,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from finrag.release import ReleaseError, lock_outputs, pack, restore
+from finrag.release.bundle import ReleaseError, lock_outputs, pack, restore
 
 DVC = Path(sys.executable).with_name("dvc")
 
@@ -118,7 +118,7 @@ def test_outputs_missing_from_the_cache_are_listed(study, tmp_path):
 
 
 def test_the_study_lock_lists_its_expensive_outputs():
-    from finrag.config import repo_root
+    from finrag.core.config import repo_root
 
     paths = {o.path for o in lock_outputs(repo_root())}
     assert {"data/chunks/page.jsonl", "data/models/verifier", "data/embeddings/page/mpnet.npy"} <= paths
@@ -127,7 +127,7 @@ def test_the_study_lock_lists_its_expensive_outputs():
 def test_push_and_pull_through_a_local_folder_remote(study, tmp_path):
     """The project's default remote is a local folder (.dvc/config: `local`, ../.dvc-remote from .dvc/): the
     same `dvc push` / `dvc pull` a reviewer runs against S3 or HTTP."""
-    from finrag.config import repo_root
+    from finrag.core.config import repo_root
 
     cfg = (repo_root() / ".dvc" / "config").read_text(encoding="utf-8")
     assert "remote = local" in cfg and "../.dvc-remote" in cfg

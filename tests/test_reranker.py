@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from finrag.rerank import CrossEncoderReranker
-from finrag.reranker import (
+from finrag.retrieve.rerank import CrossEncoderReranker
+from finrag.retrieve.train_reranker import (
     RerankerParams,
     eval_candidates,
     load_tatqa,
@@ -157,8 +157,8 @@ def test_tatqa_dev_loads(mirror):
 
 def test_rerank_score_cache_reuses_scores_and_survives_reopen(tmp_path):
     """The (query, passage) score cache: the second call scores nothing, a new object reads the same file."""
-    from finrag.kvstore import SqliteKV
-    from finrag.rerank import CrossEncoderReranker
+    from finrag.core.kvstore import SqliteKV
+    from finrag.retrieve.rerank import CrossEncoderReranker
 
     calls: list[int] = []
 

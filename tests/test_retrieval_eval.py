@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from finrag.contracts import Chunk, Evidence, Question, Span
-from finrag.retrieval_eval import (
+from finrag.core.contracts import Chunk, Evidence, Question, Span
+from finrag.retrieve.metrics import (
     aggregate,
     evaluate_rankings,
     evidence_pages,

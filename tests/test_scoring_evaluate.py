@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from finrag.contracts import Answer, Evidence, Passage, Question
+from finrag.core.contracts import Answer, Evidence, Passage, Question
 from finrag.llm.backends import Completion
-from finrag.scoring.evaluate import (
+from finrag.score.evaluate import (
     evidence_recall,
     expected_behaviour,
     llm_sample_indices,
@@ -18,7 +18,7 @@ from finrag.scoring.evaluate import (
     score_answers,
     should_decline,
 )
-from finrag.scoring.judge import make_judge
+from finrag.score.judge import make_judge
 
 CAPEX_Q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 FP_Q = "What drove 3M's record net income of $5.2 billion in the second quarter of 2023?"
@@ -386,7 +386,7 @@ def test_llm_judge_sample_by_question_covers_every_run_and_groups_shared_passage
 
 
 def test_llm_judge_table_compares_both_judges_on_the_same_claims():
-    from finrag.scoring.tables import build_tables, llm_judge_table
+    from finrag.score.tables import build_tables, llm_judge_table
 
     answers = study_answers()
     qs = {q.qid: q for q in study_questions()}
@@ -446,7 +446,7 @@ def test_run_scoring_end_to_end(tmp_path):
 
 def test_generation_summary_per_family_from_saved_answers():
     """Calls, tokens, seconds and cost per run and family come from the answers (so a replay reproduces them)."""
-    from finrag.generate import generation_summary
+    from finrag.generate.run import generation_summary
 
     qwen = [
         _a("fb1", RIGHT, [GOOD], run_id="m1-plain-retrieved"),

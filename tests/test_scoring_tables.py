@@ -10,10 +10,10 @@ import pytest
 from scipy.stats import spearmanr
 from statsmodels.stats.proportion import proportion_confint
 
-from finrag.scoring.evaluate import score_answers, series_of
-from finrag.scoring.judge import make_judge
-from finrag.scoring.plots import PLOT_FILES, write_plots
-from finrag.scoring.tables import (
+from finrag.score.evaluate import score_answers, series_of
+from finrag.score.judge import make_judge
+from finrag.score.plots import PLOT_FILES, write_plots
+from finrag.score.tables import (
     build_tables,
     correlation_table,
     main_series,

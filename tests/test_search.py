@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from finrag.contracts import Chunk, Document, Question, Span
-from finrag.search import (
+from finrag.core.contracts import Chunk, Document, Question, Span
+from finrag.retrieve.search import (
     SEARCH_METHODS,
     BM25Index,
     SearchContext,

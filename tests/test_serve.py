@@ -19,9 +19,9 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from finrag.contexts import ContextBuilder, freeze_contexts
-from finrag.contracts import Chunk, Document, Evidence, Question, Span
-from finrag.io import write_json, write_jsonl
+from finrag.core.contracts import Chunk, Document, Evidence, Question, Span
+from finrag.core.io import write_json, write_jsonl
+from finrag.retrieve.contexts import ContextBuilder, freeze_contexts
 from finrag.serve.app import create_app
 from finrag.serve.system import SelectedSystem, ServeError, ServeParams, judge_trust
 
@@ -101,7 +101,7 @@ def build_study(root: Path, embedder: str = "mpnet", vectors: bool = False) -> P
     if vectors:
         import numpy as np
 
-        from finrag.embedding import make_embedder
+        from finrag.retrieve.embedding import make_embedder
 
         (root / "data/embeddings/page").mkdir(parents=True)
         vecs = make_embedder(embedder).embed_passages([c.text for c in CHUNKS])

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from finrag.config import params
+from finrag.core.config import params
 from finrag.serve.app import create_app
 from finrag.serve.system import SelectedSystem, ServeParams
 

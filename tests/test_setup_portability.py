@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from finrag.config import repo_root
+from finrag.core.config import repo_root
 
 UV = shutil.which("uv")
 pytestmark = pytest.mark.skipif(UV is None, reason="uv is not on PATH (pip install uv)")

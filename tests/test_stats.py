@@ -10,7 +10,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.proportion import proportion_confint
 
-from finrag import stats
+from finrag.core import stats
 
 
 def test_vectorised_kappa_equals_sklearn_on_random_resamples():

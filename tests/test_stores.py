@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from finrag.stores import STORES, DenseIndex, FaissStore, QdrantStore, make_store
+from finrag.retrieve.stores import STORES, DenseIndex, FaissStore, QdrantStore, make_store
 
 
 def _unit(rng, n, d):
@@ -117,7 +117,7 @@ class _ToyEmbedder:
 
 @pytest.mark.parametrize("kind", ["faiss", "qdrant"])
 def test_dense_index_search(tmp_path, kind):
-    from finrag.search import DenseRetriever
+    from finrag.retrieve.search import DenseRetriever
 
     texts = ["aaaa", "bbbb", "abab", "zzzz"]
     emb = _ToyEmbedder()

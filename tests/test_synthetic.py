@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from finrag.contracts import Answer, Chunk, Citation, Passage, Span
+from finrag.core.contracts import Answer, Chunk, Citation, Passage, Span
 from finrag.synthetic.formats import figure_in_text, num, pct
 from finrag.synthetic.generator import generate_corpus, read_corpus, serialize, write_corpus
 from finrag.synthetic.models import KINDS, GoldPassage, SyntheticQuestion

@@ -15,7 +15,7 @@ import logging
 
 import pytest
 
-from finrag.contracts import Answer, Chunk, Citation, Passage, Span
+from finrag.core.contracts import Answer, Chunk, Citation, Passage, Span
 from finrag.llm.backends import AnthropicBackend
 from finrag.llm.cache import CachedLLM
 from finrag.llm.prompts import as_documents, render

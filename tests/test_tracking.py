@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import types
 
-from finrag import tracking
+from finrag.core import tracking
 
 
 def test_tracking_off_is_a_no_op(monkeypatch):

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from finrag.contracts import Question
+from finrag.core.contracts import Question
 from finrag.ingest.financebench import resolve_sources
 from finrag.ingest.parse import parse_filing
 from finrag.ingest.trick import KINDS, TrickQuestionError, absent_terms, load_trick_questions
-from finrag.scoring.figures import Figure, extract_figures
+from finrag.score.numbers import Figure, extract_figures
 
 QUESTIONS = load_trick_questions()
 BY_KIND = {k: [q for q in QUESTIONS if q.kind == k] for k in KINDS}

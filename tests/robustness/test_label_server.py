@@ -14,11 +14,11 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from finrag import labelling
 from finrag.cli import app
-from finrag.contracts import Answer, Passage
-from finrag.io import write_jsonl
-from finrag.labelling import MAX_BODY, check_token, make_server, needs_token
+from finrag.core.contracts import Answer, Passage
+from finrag.core.io import write_jsonl
+from finrag.trust import labelling
+from finrag.trust.labelling import MAX_BODY, check_token, make_server, needs_token
 
 TIMEOUT = 0.5  # the server's read timeout in these tests
 TOKEN = "s3cret-token-for-tests-only"
@@ -252,7 +252,7 @@ def test_cli_labels_folder_that_is_a_file_is_one_line(answers, tmp_path, monkeyp
 
 def test_save_failure_is_500_with_one_line_and_the_server_stays_up(server, tmp_path, caplog):
     (tmp_path / "labels").write_text("became a file after the start\n")  # the folder is created on first save
-    with caplog.at_level("ERROR", logger="finrag.labelling"):
+    with caplog.at_level("ERROR", logger="finrag.trust.labelling"):
         r = httpx.post(
             server.url + "api/label",
             json={"answer_id": AID, "claim_id": CID, "verdict": "supported"},
@@ -270,7 +270,7 @@ def test_unexpected_error_is_500_without_traceback(server, monkeypatch, caplog):
         raise RuntimeError("internal detail /secret/path")
 
     monkeypatch.setattr(labelling.LabellingApp, "progress", boom)
-    with caplog.at_level("ERROR", logger="finrag.labelling"):
+    with caplog.at_level("ERROR", logger="finrag.trust.labelling"):
         r = httpx.get(server.url + "api/progress", timeout=3)
     assert r.status_code == 500 and "Traceback" not in r.text and "/secret/path" not in r.text
     assert r.json() == {"error": "internal error (see the server's log)"}

@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 from finrag.cli import app
 from finrag.ingest import corpus as C
 from finrag.ingest import edgar_html
-from finrag.ingest.parse import IngestError, Parsed, page_ranges, parse_filing, sniff_format, text_encoding
+from finrag.ingest.parse import parse_filing, sniff_format
+from finrag.ingest.parsed import IngestError, Parsed, page_ranges, text_encoding
 from finrag.ingest.pdf import page_damage
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "html"
@@ -369,7 +370,7 @@ def test_real_edgar_html_streamed_equals_one_chunk_and_not_flagged(mirror, monke
 
 
 def test_ingest_counts_damaged_files_and_pages(tmp_path):
-    from finrag.contracts import Page
+    from finrag.core.contracts import Page
 
     for name in ("a.pdf", "b.pdf"):
         (tmp_path / name).write_bytes(b"x")

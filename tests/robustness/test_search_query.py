@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from finrag.cli import app
-from finrag.contracts import Chunk, Span
-from finrag.io import write_jsonl
-from finrag.search import Tokenizer
+from finrag.core.contracts import Chunk, Span
+from finrag.core.io import write_jsonl
+from finrag.retrieve.search import Tokenizer
 
 TEXTS = [
     "Revenue was $412 million in 2022.",

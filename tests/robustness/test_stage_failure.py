@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from finrag.config import DataUnavailable
-from finrag.io import restored_on_failure, write_json
+from finrag.core.config import DataUnavailable
+from finrag.core.io import restored_on_failure, write_json
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from finrag.contracts import Evidence, Page, Question
+from finrag.core.contracts import Evidence, Page, Question
 
 DEFAULT_THRESHOLD = 0.8  # minimum token recall (words+numbers) for "aligned"
 DEFAULT_NUMBER_THRESHOLD = 0.8  # minimum recall of the evidence's numbers
@@ -202,7 +202,7 @@ def align_evidence(
 def align_questions(
     questions: list[Question],
     pages_by_doc: dict[str, list[Page]],
-    formats: dict[str, str],
+    formats: Mapping[str, str],
     threshold: float = DEFAULT_THRESHOLD,
     number_threshold: float = DEFAULT_NUMBER_THRESHOLD,
 ) -> tuple[list[Question], dict]:

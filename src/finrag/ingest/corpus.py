@@ -4,7 +4,7 @@ Documents: every FinanceBench PDF (doc_id = file stem = FinanceBench doc_name) a
 (doc_id = the FinanceBench doc_name when MANIFEST.csv says it is exactly that document and no PDF of it is
 present, else `<TICKER>_<form>_<period-end>`). A file that fails to parse costs one log line and a count in
 the metrics; the rest are still processed. A file parsed with damage (pages that lost text: see
-finrag.ingest.parse.Parsed) is kept with what was left, and costs one log line and a count too (`damaged_files`,
+finrag.ingest.parsed.Parsed) is kept with what was left, and costs one log line and a count too (`damaged_files`,
 `damaged_pages`, `parse_damaged`). Outputs are written only after all parsing, each atomically.
 """
 
@@ -19,7 +19,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from finrag.contracts import Document, Page, Question
+from finrag.core.contracts import Document, Page, Question
+from finrag.core.io import sha256_file, write_json, write_jsonl
 from finrag.ingest.align import DEFAULT_NUMBER_THRESHOLD, DEFAULT_THRESHOLD, align_questions
 from finrag.ingest.financebench import (
     doc_period,
@@ -28,8 +29,7 @@ from finrag.ingest.financebench import (
     load_questions,
     manifest_rows,
 )
-from finrag.ingest.parse import damage_reasons, page_ranges
-from finrag.io import sha256_file, write_json, write_jsonl
+from finrag.ingest.parsed import damage_reasons, page_ranges
 
 log = logging.getLogger(__name__)
 
@@ -261,7 +261,7 @@ def build_corpus(
     filing at all is an error (an empty corpus would make every question 'unavailable' and look like a result)."""
     build = _build(Path(mirror), include, parse, progress, fb_docs)
     if not build.documents:
-        from finrag.config import DataUnavailable
+        from finrag.core.config import DataUnavailable
 
         raise DataUnavailable(f"no filing found in the data mirror {mirror} (expected pdfs/ and edgar/)")
     write_corpus(build, out_dir)

@@ -21,12 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import httpx
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from finrag.config import repo_root
-from finrag.io import atomic_open, sha256_text
+from finrag.core.config import repo_root
+from finrag.core.io import atomic_open, sha256_text
 
 USER_AGENT_ENV = "FINRAG_SEC_USER_AGENT"
 SUBMISSIONS_URL = "https://data.sec.gov/submissions/{name}"
@@ -156,7 +157,7 @@ class EdgarClient:
         path = self.cache_path(url)
         if path.exists():
             return path.read_bytes()
-        kwargs = {"sleep": self.retry_sleep} if self.retry_sleep is not None else {}
+        kwargs: dict[str, Any] = {"sleep": self.retry_sleep} if self.retry_sleep is not None else {}
         tries = 0
         try:
             for attempt in Retrying(

@@ -26,8 +26,9 @@ from pathlib import Path
 
 import lxml.etree
 
-from finrag.contracts import Page
-from finrag.ingest.parse import IngestError, Parsed, assign_sections, text_encoding
+from finrag.core.contracts import Page
+from finrag.ingest.parsed import IngestError, Parsed, text_encoding
+from finrag.ingest.sections import assign_sections
 
 _BLOCK_TAGS = frozenset(
     [

@@ -22,15 +22,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import Any, cast
 from urllib.parse import urlparse
 
 import httpx
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 from tqdm import tqdm
 
-from finrag.config import DataUnavailable, repo_root
+from finrag.core.config import DataUnavailable, repo_root
+from finrag.core.io import sha256_file
 from finrag.ingest.edgar_download import USER_AGENT_ENV, RateLimiter, retryable
-from finrag.io import sha256_file
 
 INPUTS_MANIFEST = "data/inputs.csv"
 DEFAULT_DEST = "data/mirror"
@@ -156,7 +157,7 @@ def manifest_text(rows: Sequence[dict]) -> str:
 
 
 def write_manifest(rows: Sequence[dict], path: Path) -> None:
-    from finrag.io import atomic_open
+    from finrag.core.io import atomic_open
 
     with atomic_open(path, "w") as fh:
         fh.write(manifest_text(rows))
@@ -259,7 +260,7 @@ class Fetcher:
         part = target.with_name(target.name + ".part")
         target.parent.mkdir(parents=True, exist_ok=True)
         self._check_host(f.url)
-        kwargs = {"sleep": self.retry_sleep} if self.retry_sleep is not None else {}
+        kwargs: dict[str, Any] = {"sleep": self.retry_sleep} if self.retry_sleep is not None else {}
         try:
             for attempt in Retrying(
                 stop=stop_after_attempt(self.attempts), wait=wait_exponential(multiplier=0.5, max=30),
@@ -276,7 +277,7 @@ class Fetcher:
             part.unlink()
             raise ChecksumMismatch(
                 f"{f.local_path}: refused: got {size:,} bytes sha256 {digest[:12]}, the manifest says "
-                f"{f.bytes or '?'} bytes sha256 {f.sha256[:12]} (removed; run again, or report a changed source)"
+                f"{f.bytes or '?'} bytes sha256 {cast(str, f.sha256)[:12]} (removed; run again, or report a changed source)"
             )
         os.replace(part, target)
 

@@ -1,7 +1,7 @@
 """FinanceBench questions and document list: from the local mirror, or downloaded at a pinned commit.
 
 Why pinned: a gold label changed in the upstream history, so every run must read the same bytes
-(commit `finrag.config.FINANCEBENCH_COMMIT`, checked by sha256). The download path retries transient
+(commit `finrag.core.config.FINANCEBENCH_COMMIT`, checked by sha256). The download path retries transient
 failures and caches on disk, so a second run makes no request.
 
 Also decides, per question, whether its source document can be had locally (a FinanceBench PDF, or an EDGAR
@@ -25,9 +25,9 @@ from tenacity import (
     wait_exponential,
 )
 
-from finrag.config import FINANCEBENCH_RAW, DataUnavailable, mirror_dir, repo_root
-from finrag.contracts import Evidence, Question
-from finrag.io import atomic_open, sha256_file
+from finrag.core.config import FINANCEBENCH_RAW, DataUnavailable, mirror_dir, repo_root
+from finrag.core.contracts import Evidence, Question
+from finrag.core.io import atomic_open, sha256_file
 
 log = logging.getLogger(__name__)
 

@@ -22,12 +22,14 @@ import logging
 import re
 import zlib
 from pathlib import Path
+from typing import cast
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from finrag.contracts import Page
-from finrag.ingest.parse import IngestError, Parsed, assign_sections
+from finrag.core.contracts import Page
+from finrag.ingest.parsed import IngestError, Parsed
+from finrag.ingest.sections import assign_sections
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +229,7 @@ def _as_dict(items: list) -> tuple[dict, int]:
 _VALUE_KEYWORDS = (b"R", b"true", b"false", b"null")
 
 
-def _parse_value(buf: bytes, pos: int, end: int | None = None) -> tuple[object, int, int]:
+def _parse_value(buf: bytes, pos: int, end: int | None = None) -> tuple[object, int, int]:  # noqa: C901 (one branch per PDF object syntax)
     """(the first PDF object at buf[pos:end], the index after it, its syntax errors) as Python values: dict
     (name -> value), list, _Ref, '/Name', numbers, bytes; None where there is none.
 
@@ -260,6 +262,7 @@ def _parse_value(buf: bytes, pos: int, end: int | None = None) -> tuple[object, 
                 break
             items, kind = stack.pop(), kinds.pop()
             errors += (kind == "<<") != (delim == b">>")
+            value: dict | list
             if kind == "<<":
                 value, bad = _as_dict(items)
                 errors += bad
@@ -377,7 +380,7 @@ class _RawPdf:
         if m is None:
             return _Obj(value, None, errors)
         start = m.end()
-        length = value.get("/Length")
+        length = cast(dict, value).get("/Length")
         if type(length) is int and 0 <= length <= len(buf) - start and _ENDSTREAM.match(buf, start + length):
             return _Obj(value, buf[start : start + length], errors)
         e = buf.find(b"endstream", start)  # no usable /Length (indirect, or damaged): up to the keyword
@@ -576,7 +579,7 @@ def _damaged_key(d: dict, expected: tuple[str, ...]) -> tuple[str, str] | None:
     return None
 
 
-def stream_damage(raw: _RawPdf, n_pages: int) -> dict[int, list[tuple[str, str]]] | None:
+def stream_damage(raw: _RawPdf, n_pages: int) -> dict[int, list[tuple[str, str]]] | None:  # noqa: C901 (one check per kind of stream damage)
     """Page -> (reason, detail) for each damaged object the page's text comes from: its dictionary, its content
     streams, form XObjects and fonts' ToUnicode maps (missing, malformed, or Flate data that does not decode to
     its end). None when the page tree read from the bytes does not match PDFium's page count: then nothing is

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from finrag.contracts import Document, Question
+from finrag.core.contracts import Document, Question
 
 
 def build_question_set(

@@ -22,8 +22,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from finrag.config import repo_root
-from finrag.contracts import Evidence, Question
+from finrag.core.config import repo_root
+from finrag.core.contracts import Evidence, Question
 
 TRICK_FILE = "data/questions/trick.yaml"
 KINDS = ("trick_single", "trick_multi", "trick_unanswerable", "trick_false_premise")

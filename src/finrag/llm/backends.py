@@ -25,9 +25,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from finrag.contracts import Citation
+from finrag.core.contracts import Citation
+from finrag.core.registry import Registry
+from finrag.llm.errors import BackendUnavailable, LLMError, SpendingCapExceeded
 from finrag.llm.prompts import bracket_citations, parse_prompt
-from finrag.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -47,18 +48,6 @@ DECODING_DEFAULTS: dict[str, Any] = {
 }
 
 _REDACTED = "[redacted]"
-
-
-class LLMError(RuntimeError):
-    """A backend call failed; the message is one line and never contains a secret."""
-
-
-class BackendUnavailable(LLMError):
-    """The backend cannot run here (library missing, key unset, model file absent)."""
-
-
-class SpendingCapExceeded(LLMError):
-    """Refused before the call: it could push spending over the configured cap."""
 
 
 class Completion(BaseModel):
@@ -184,7 +173,7 @@ class Backend(ABC):
         return {}
 
     def identity(self) -> dict:
-        out = {
+        out: dict[str, Any] = {
             "backend": self.name,
             "model": self.model,
             "model_revision_or_weights_sha256": self.revision(),
@@ -718,6 +707,7 @@ class LlamaCppBackend(Backend):
         from finrag.llm import local_model
 
         self.model_path = model_path
+        self._sha: str | None
         if model_path is None:  # a packaged model, by name (default: Qwen2.5-Coder-0.5B)
             spec = local_model.packaged_model(model or local_model.PACKAGED_MODEL_NAME)
             self.model, self._sha = spec.name, spec.sha256
@@ -734,7 +724,7 @@ class LlamaCppBackend(Backend):
 
     def revision(self) -> str:
         if self._sha is None:
-            from finrag.io import sha256_file
+            from finrag.core.io import sha256_file
 
             path = Path(self.model_path)  # type: ignore[arg-type]
             if not path.is_file():

@@ -13,7 +13,7 @@ or an entry whose key does not match its request (a hand edit, a bad merge), is 
 Integrity (format v2): every entry carries `response_sha256`, the sha256 of canonical_json(entry["response"]). On
 load a missing or mismatching checksum (a hand-edited response) is `CacheCorrupt` naming file:line, and so is the
 same key stored twice with different responses (naming both places); the same key twice with an identical response
-is harmless and the first is kept. v1 entries (no checksum) are read only by scripts/migrate_cache_checksums.py.
+is harmless and the first is kept. v1 entries (no checksum) are read only by tools/migrate_cache_checksums.py.
 `verify_cache` (`finrag replay --verify`) checks every shard and lists every problem instead of stopping at one.
 
 Modes:
@@ -31,10 +31,11 @@ import fcntl
 import json
 import os
 import warnings
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from finrag.io import canonical_json, read_jsonl, repair_jsonl_tail, sha256_text
+from finrag.core.io import canonical_json, read_jsonl, repair_jsonl_tail, sha256_text
 from finrag.llm.backends import Backend, Completion, check_messages, normalize_decoding
 
 FORMAT_VERSION = 2  # 2: entries carry response_sha256
@@ -91,7 +92,7 @@ def entry_line(entry: dict) -> bytes:
     return (json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode()
 
 
-MIGRATE_HINT = "run scripts/migrate_cache_checksums.py"
+MIGRATE_HINT = "run tools/migrate_cache_checksums.py"
 
 
 def entry_problem(entry, *, require_checksum: bool = True) -> str | None:
@@ -333,7 +334,7 @@ class CachedLLM:
         }
 
 
-def verify_replay(cache_dir: str | Path, answers_files: list[str | Path]) -> dict:
+def verify_replay(cache_dir: str | Path, answers_files: Sequence[str | Path]) -> dict:
     """Check that every saved answer replays from the cache with zero model calls.
 
     For each answer (JSON lines with cache_key, text, prompt, backend, model, template_id, replicate): its key is

@@ -20,9 +20,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import cast
 
-from finrag.io import atomic_open, sha256_file
-from finrag.llm.backends import BackendUnavailable
+from finrag.core.io import atomic_open, sha256_file
+from finrag.llm.errors import BackendUnavailable
 
 PACKAGED_MODEL_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 PACKAGED_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
@@ -137,7 +138,7 @@ def packaged_parts(name: str = PACKAGED_MODEL_NAME) -> list[Path]:
             raise ModelUnavailable(
                 f"{dist_name}: expected one data/*.bin part in its RECORD, found {len(bins)}"
             )
-        parts.append(Path(dist.locate_file(bins[0])).resolve())
+        parts.append(Path(cast(Path, dist.locate_file(bins[0]))).resolve())
     return parts
 
 

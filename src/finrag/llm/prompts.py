@@ -17,6 +17,7 @@ Passages are shown as `<passage n="1" source="DOC p. 12">...</passage>` (pages s
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -24,8 +25,8 @@ from importlib import resources
 import jinja2
 import yaml
 
-from finrag.contracts import Citation, Passage
-from finrag.io import sha256_text
+from finrag.core.contracts import Citation, Passage
+from finrag.core.io import sha256_text
 
 DECLINE_PHRASE = "I cannot answer this from the provided passages."
 STYLES_ORDER = ("plain", "quote", "cot", "decline")
@@ -107,7 +108,7 @@ def _passage_view(p: Passage | dict) -> dict:
 
 
 def render(
-    style: str, question: str, passages: list[Passage | dict], *, document_mode: bool = False
+    style: str, question: str, passages: Sequence[Passage | dict], *, document_mode: bool = False
 ) -> tuple[list[dict], str]:
     """Messages for one question: (messages, template_id). document_mode leaves the passage text out of the
     prompt (send `as_documents(passages)` alongside, for backends with native document citations)."""

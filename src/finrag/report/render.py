@@ -21,7 +21,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from finrag.io import atomic_open
+from finrag.core.io import atomic_open
 
 TEMPLATES = Path(__file__).parent / "templates"
 REGION = re.compile(

@@ -326,7 +326,7 @@ class Service:
         return _error(422, message)
 
 
-def create_app(
+def create_app(  # noqa: C901 (the app's routes, each small, in one factory)
     loader: Callable[[], SelectedSystem] | SelectedSystem | None = None,
     serve: ServeParams | None = None,
     *,
@@ -334,7 +334,7 @@ def create_app(
 ) -> FastAPI:
     """The app. `loader` builds the SelectedSystem (default: from the repository's params.yaml and files), in a
     background thread unless `background_load` is False or a built system is given."""
-    serve = serve or (loader.serve if isinstance(loader, SelectedSystem) else ServeParams())
+    serve = serve or (loader.serve if isinstance(loader, SelectedSystem) else ServeParams())  # type: ignore[call-arg]
     service = Service(loader or (lambda: SelectedSystem(serve=serve)), serve)
 
     from contextlib import asynccontextmanager
@@ -356,7 +356,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.service = service
-    app.add_middleware(_Endpoint, metrics=service.metrics)  # type: ignore[arg-type]
+    app.add_middleware(_Endpoint, metrics=service.metrics)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.exception_handler(RequestValidationError)

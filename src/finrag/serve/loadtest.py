@@ -35,7 +35,7 @@ import httpx
 import numpy as np
 from tqdm import tqdm
 
-from finrag.proc import timed_command
+from finrag.core.proc import timed_command
 
 HOST = "127.0.0.1"  # the load test never leaves this machine
 
@@ -124,6 +124,7 @@ def _memo_counts(url: str) -> dict[str, float]:
 
 def _ask_each(client: httpx.Client, url: str, bodies: list[dict], desc: str) -> dict:
     """Ask each body once, in order: client latency and the server's per-stage times, every failure counted."""
+    stages: dict[str, list[float]]
     total, stages, failures = [], {"retrieval": [], "generation": [], "judging": []}, []
     for body in tqdm(bodies, desc=desc, unit="question"):
         t0 = time.perf_counter()

@@ -27,14 +27,14 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from finrag.config import params as read_params
-from finrag.config import repo_root
-from finrag.contracts import Answer, Chunk, Document, Passage, Question
-from finrag.io import read_json, read_jsonl
+from finrag.core.config import params as read_params
+from finrag.core.config import repo_root
+from finrag.core.contracts import Answer, Chunk, Document, Passage, Question
+from finrag.core.io import read_json, read_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ class ServeParams(BaseModel):
         4096, ge=0, description="finished responses kept in memory (the cached-answer path)"
     )
     rate_limit_per_minute: int = Field(120, ge=1, description="per API key, when FINRAG_API_KEYS is set")
-    queue: QueueParams = Field(default_factory=QueueParams)
+    queue: QueueParams = Field(default_factory=QueueParams)  # type: ignore[arg-type]
     store: StoreParams = Field(default_factory=StoreParams)
 
 
@@ -175,7 +175,7 @@ def claim_views(scored: Mapping, passages: Sequence[Passage]) -> list[dict]:
 
 def citation_views(answer: Answer, passages: Sequence[Passage]) -> list[dict]:
     """Every citation with its document, pages and offsets, and whether the span lies in the cited passage."""
-    from finrag.scoring.citations import numbered_passages, verify_offset_citation
+    from finrag.score.citations import numbered_passages, verify_offset_citation
 
     pmap = numbered_passages(passages)
     by_n = {p.n: p for p in passages}
@@ -255,7 +255,7 @@ class SelectedSystem:
         )
         if family is None:
             raise ValueError(f"no generate.families entry produces the selected runs {run_ids}")
-        from finrag.generate import family_specs
+        from finrag.generate.run import family_specs
 
         self.family_name, self.family = family
         specs = [s for s in family_specs(family[0], family[1], self.gen_p["decoding"]) if s.run_id in run_ids]
@@ -274,7 +274,7 @@ class SelectedSystem:
         ]
 
     def _load_data(self) -> None:
-        from finrag.contexts import load_frozen_contexts
+        from finrag.retrieve.contexts import load_frozen_contexts
 
         qfile = self._need(self.gen_p["questions"], "run `dvc repro questions`")
         self.questions = {q.qid: q for q in read_jsonl(qfile, Question) if q.available}
@@ -292,7 +292,7 @@ class SelectedSystem:
         self.documents = read_jsonl(docs, Document) if docs.exists() else []
 
     def _load_judge(self) -> None:
-        from finrag.scoring.judge import make_judge
+        from finrag.score.judge import make_judge
 
         spec = dict(self.score_p.get("judge") or {"name": "numeric"})
         self.judge_name = spec["name"]
@@ -305,7 +305,7 @@ class SelectedSystem:
         self.trust = judge_trust(self.agreement, self.judge_name)
 
     def _load_llm(self) -> None:
-        from finrag.generate import backend_settings
+        from finrag.generate.run import backend_settings
         from finrag.llm.backends import make_backend
         from finrag.llm.cache import CachedLLM
 
@@ -334,9 +334,9 @@ class SelectedSystem:
     def _load_search(self) -> dict:
         """The selected setup over its DVC outputs (vectors from the embed stage in the configured store, queries
         embedded by the same model); BM25 over the same chunks when the vectors are absent, said in every answer."""
-        from finrag.embedding import make_embedder
-        from finrag.retrieval import build_search_context
-        from finrag.stores import DenseIndex, make_store
+        from finrag.retrieve.embedding import make_embedder
+        from finrag.retrieve.methods import build_search_context
+        from finrag.retrieve.stores import DenseIndex, make_store
 
         method = self.setup["method"]
         emb_dir = self._path(self.retrieve_p["embeddings_dir"])
@@ -390,8 +390,8 @@ class SelectedSystem:
         return self.questions[found] if found else None
 
     def _retrieve(self, question: str, k: int, use_filter: bool) -> tuple[list[Passage], dict]:
-        from finrag.contexts import passages_from
-        from finrag.search import search
+        from finrag.retrieve.contexts import passages_from
+        from finrag.retrieve.search import search
 
         allowed = None
         if use_filter and self.documents:
@@ -428,7 +428,7 @@ class SelectedSystem:
         timing: dict[str, float] = {}
         t0 = time.perf_counter()
         if as_evaluated:
-            passages = self.contexts[(bench.qid, self.spec.context_mode)]
+            passages = self.contexts[(cast(Question, bench).qid, self.spec.context_mode)]
             retrieval = {
                 "setup": self.setup_name,
                 "method": self.setup["method"],
@@ -442,7 +442,7 @@ class SelectedSystem:
         t1 = time.perf_counter()
         messages, template_id = render(self.spec.style, text if bench is None else bench.question, passages)
         item = (
-            f"{bench.qid}/{self.spec.run_id}"
+            f"{cast(Question, bench).qid}/{self.spec.run_id}"
             if as_evaluated
             else "live:" + hashlib.sha256(text.encode()).hexdigest()[:16]
         )
@@ -458,7 +458,7 @@ class SelectedSystem:
             raise ServeError(502, f"the model backend failed: {exc}") from None
         timing["generation"] = time.perf_counter() - t1
 
-        from finrag.generate import answer_from_completion
+        from finrag.generate.run import answer_from_completion
 
         run_id = self.spec.run_id if as_evaluated else f"serve-{self.spec.run_id}"
         qid_out = bench.qid if bench else "live"
@@ -473,10 +473,10 @@ class SelectedSystem:
     def _score(self, ans: Answer, bench: Question | None) -> dict:
         """The study's record (benchmark questions) or its gold-free part, plus per-claim detail."""
         from finrag.llm.prompts import extract_answer, is_decline
-        from finrag.scoring.citations import score_answer_citations
-        from finrag.scoring.claims import score_answer, split_claims
-        from finrag.scoring.declining import is_refusal
-        from finrag.scoring.evaluate import score_answer_record
+        from finrag.score.citations import score_answer_citations
+        from finrag.score.claims import score_answer, split_claims
+        from finrag.score.declining import is_refusal
+        from finrag.score.evaluate import score_answer_record
 
         claims = split_claims(ans.text)
         detail = score_answer(ans.text, ans.passages, self.judge, claims=claims)

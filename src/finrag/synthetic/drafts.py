@@ -8,10 +8,11 @@ offset is ever searched for in the text after the fact.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from finrag.contracts import Document, Page
-from finrag.io import sha256_text
+from finrag.core.contracts import Document, Page
+from finrag.core.io import sha256_text
 from finrag.synthetic.formats import sup
 from finrag.synthetic.models import GoldPassage
 
@@ -85,7 +86,7 @@ class SectionDraft:
         self.blocks.append(Block(units, " "))
 
     def table(
-        self, header: list[str], rows: list[tuple[list[str], str | None]], numeric: set[int] | None = None
+        self, header: list[str], rows: Sequence[tuple[list[str], str | None]], numeric: set[int] | None = None
     ) -> None:
         """A pipe table (header, alignment row, body rows); pending table footnotes follow as their own block.
 

@@ -1,6 +1,6 @@
 """Records of the synthetic corpus: a question with gold figures and gold passages known to the character.
 
-``SyntheticQuestion`` is a superset of :class:`finrag.contracts.Question` (``to_question()`` converts): the gold
+``SyntheticQuestion`` is a superset of :class:`finrag.core.contracts.Question` (``to_question()`` converts): the gold
 passages carry character offsets into ``Page.text`` so retrieval can be scored by character coverage, which the
 generic ``Evidence`` record (page + text) cannot express.
 """
@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from finrag.contracts import Evidence, Question
+from finrag.core.contracts import Evidence, Question
 
 SyntheticKind = Literal[
     "texto",
@@ -23,7 +23,7 @@ SyntheticKind = Literal[
     "comparacion",
     "no_respondible",
 ]
-KINDS: tuple[str, ...] = SyntheticKind.__args__  # type: ignore[attr-defined]
+KINDS: tuple[SyntheticKind, ...] = SyntheticKind.__args__  # type: ignore[attr-defined]
 
 
 class GoldPassage(BaseModel):

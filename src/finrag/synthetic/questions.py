@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import random
 from itertools import combinations
+from typing import cast
 
-from finrag.contracts import Page
+from finrag.core.contracts import Page
 from finrag.synthetic.drafts import Candidate, CorpusDraft, Entry
 from finrag.synthetic.formats import num
-from finrag.synthetic.generator import HEDGED, REGIONS
-from finrag.synthetic.models import KINDS, GoldPassage, SyntheticQuestion
+from finrag.synthetic.models import KINDS, GoldPassage, SyntheticKind, SyntheticQuestion
+from finrag.synthetic.vocabulary import HEDGED, REGIONS
 
 # share of each kind in the question set (no_respondible must stay within 6-7 %)
 DEFAULT_SHARES: dict[str, float] = {
@@ -82,7 +83,7 @@ def kind_targets(n_questions: int, shares: dict[str, float] | None = None) -> di
         raise ValueError(f"unknown question kinds in shares: {unknown}")
     total = sum(shares.values())
     exact = {k: n_questions * shares.get(k, 0.0) / total for k in KINDS}
-    out = {k: int(v) for k, v in exact.items()}
+    out: dict[str, int] = {k: int(v) for k, v in exact.items()}
     rest = n_questions - sum(out.values())
     for k in sorted(KINDS, key=lambda k: (-(exact[k] - out[k]), KINDS.index(k)))[:rest]:
         out[k] += 1
@@ -279,7 +280,7 @@ def to_synthetic(cand: Candidate, qid: str, passages: dict[str, GoldPassage]) ->
     return SyntheticQuestion(
         qid=qid,
         question=cand.question,
-        kind=cand.kind,
+        kind=cast(SyntheticKind, cand.kind),
         answer=cand.answer,
         gold_figures=[f.value for f in cand.figures],
         support_figures=[f.value for f in cand.support],

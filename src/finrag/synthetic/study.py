@@ -10,7 +10,7 @@
   that line; they never abstain.
 * Abstention: the BM25 top score as a detector of answerable vs ``no_respondible`` (ROC AUC, scikit-learn).
 
-Figures are read with ``finrag.scoring.figures.extract_figures`` (Spanish + English formats, scale words).
+Figures are read with ``finrag.score.numbers.extract_figures`` (Spanish + English formats, scale words).
 Retrieval and chunking are injected (``search_fn``, ``chunks``) so this module depends on neither.
 """
 
@@ -20,9 +20,10 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
-from finrag.contracts import Answer, Chunk, Document, Page
-from finrag.stats import proportion
+from finrag.core.contracts import Answer, Chunk, Document, Page
+from finrag.core.stats import proportion
 from finrag.synthetic.formats import strip_markers
 from finrag.synthetic.models import KINDS, GoldPassage, SyntheticQuestion
 
@@ -125,8 +126,8 @@ class Num:
 
 
 def extract_numbers(text: str, lang: str | None = "es") -> list[Num]:
-    """Figures of a text via finrag.scoring.figures (footnote markers removed first: '2.345,6¹' is 2.345,6)."""
-    from finrag.scoring.figures import extract_figures
+    """Figures of a text via finrag.score.numbers (footnote markers removed first: '2.345,6¹' is 2.345,6)."""
+    from finrag.score.numbers import extract_figures
 
     return [
         Num(float(f.value), f.raw, bool(getattr(f, "is_year", False)))
@@ -261,12 +262,12 @@ def covered_chars(passage: GoldPassage, chunks: Sequence[Chunk]) -> int:
     for s, e in ivs:
         if cur_e is None or s > cur_e:
             if cur_e is not None:
-                total += cur_e - cur_s
+                total += cur_e - cast(int, cur_s)
             cur_s, cur_e = s, e
         else:
             cur_e = max(cur_e, e)
     if cur_e is not None:
-        total += cur_e - cur_s
+        total += cur_e - cast(int, cur_s)
     return total
 
 
@@ -305,7 +306,7 @@ def count_tokens(text: str) -> int:
 
 # ------------------------------------------------------------------------------------------------ baselines
 def _fold(text: str) -> str:
-    from finrag.search import fold_accents
+    from finrag.retrieve.search import fold_accents
 
     return fold_accents(text.lower())
 
@@ -324,7 +325,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÁÉÍÓÚÑ¿¡])")
 def candidate_lines(body: str) -> list[str]:
     """The 'lines' of a chunk: table rows and footnote lines as they are, prose lines split into sentences
     (a paragraph is one text line here, unlike a PDF line); headings and table rules are not candidates."""
-    out = []
+    out: list[str] = []
     for line in body.splitlines():
         s = line.strip()
         if not s or s.startswith("#") or re.fullmatch(r"\|?[\s:|-]+\|?", s):
@@ -503,7 +504,7 @@ def run_synthetic_study(
     names = ["mejor_chunk", "mejor_linea", "primera_cifra"] + (
         ["mejor_linea+abstencion"] if threshold is not None else []
     )
-    baselines = {}
+    baselines: dict[str, dict[str, Any]] = {}
     for name in names:
         baselines[name] = {
             "strict": _rate(per_q, f"{name}.strict"),
@@ -568,7 +569,9 @@ def score_answers(
                 "lenient": sc["lenient"],
                 "abstained": sc["abstained"],
                 "faithful": fa["faithful"] if fa["n_figures"] else None,
-                "citation_precision": citation_precision(cited, q.gold_passages, p["min_fraction"]),
+                "citation_precision": citation_precision(
+                    cast("list[Chunk]", cited), q.gold_passages, p["min_fraction"]
+                ),
             }
         )
     ans = [r for r in recs if r["answerable"]]

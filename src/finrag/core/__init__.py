@@ -1,0 +1,1 @@
+"""Shared pieces every step uses: contracts, params, io, stats, the registry."""

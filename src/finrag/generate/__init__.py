@@ -1,0 +1,1 @@
+"""Step 3: answer every question with each generation family."""

@@ -1,0 +1,223 @@
+"""Generation runs through the response cache (the passages come from finrag.retrieve.contexts).
+
+A run is resumable by construction: every call goes through `CachedLLM`, so re-running a killed run replays what
+was recorded and calls the model only for what is missing. Answers are written once, atomically, at the end; the
+cache is the durable record.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from tqdm import tqdm
+
+from finrag.core.contracts import Answer, Passage, Question
+from finrag.core.io import canonical_json
+from finrag.llm.cache import CachedLLM, ResponseCache, cache_key, cache_request
+from finrag.llm.prompts import render
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One generation run: a model, a prompt style, a context mode and a replicate index. `family` and
+    `decoding` (merged over the call's base decoding) let runs of several families share one pass."""
+
+    run_id: str
+    style: str
+    context_mode: str
+    replicate: int = 0
+    family: str = ""
+    decoding: tuple[tuple[str, object], ...] = ()
+
+
+def family_specs(name: str, family: Mapping, base_decoding: Mapping) -> list[RunSpec]:
+    """The runs of one `generate.families` entry, each carrying the family's full decoding."""
+    decoding = {**base_decoding, **family.get("decoding", {})}
+    return [
+        RunSpec(
+            run_id=family["run_id"].format(tag=family["tag"], style=style, context=mode, replicate=rep),
+            style=style,
+            context_mode=mode,
+            replicate=rep,
+            family=name,
+            decoding=tuple(sorted(decoding.items())),
+        )
+        for style in family["styles"]
+        for mode in family["contexts"]
+        for rep in family["replicates"]
+    ]
+
+
+def select_families(p: Mapping, names: Sequence[str]) -> dict[str, Mapping]:
+    """The named families of the `generate` params section, in order; an unknown name is an error."""
+    unknown = [f for f in names if f not in p["families"]]
+    if unknown:
+        raise ValueError(
+            f"unknown family {unknown}; params.yaml generate.families has {sorted(p['families'])}"
+        )
+    return {name: p["families"][name] for name in names}
+
+
+def backend_settings(p: Mapping, backend: str, overrides: Mapping | None = None) -> dict:
+    """A backend's settings: its `generate.backends` entry, then a family's `backend_params` on top."""
+    return {**p["backends"].get(backend, {}), **(overrides or {})}
+
+
+def shared_backend(families: Mapping[str, Mapping]) -> tuple[str, dict]:
+    """The one backend (name, params overrides) that several families run on; they must agree to share a pass."""
+    seen = {canonical_json([f["backend"], f.get("backend_params") or {}]) for f in families.values()}
+    if len(seen) != 1:
+        raise ValueError(
+            f"families {sorted(families)} use different backends {sorted(seen)}: run them one at a time"
+        )
+    backend, overrides = json.loads(seen.pop())
+    return backend, dict(overrides)
+
+
+def generate_answers(
+    questions: Sequence[Question],
+    contexts: dict[tuple[str, str], list[Passage]],
+    llm: CachedLLM,
+    specs: Sequence[RunSpec],
+    decoding: dict,
+    progress: bool = True,
+) -> dict[str, list[Answer]]:
+    """Answer every question under every run spec (a spec's own decoding overrides `decoding`). Calls are
+    ordered question -> replicate -> context -> style, so consecutive prompts share their longest prefix
+    (system + passages) in a local model's KV cache, across families too when several run in one pass."""
+    if len({s.run_id for s in specs}) != len(specs):
+        raise ValueError("two run specs share a run_id")
+    out: dict[str, list[Answer]] = {s.run_id: [] for s in specs}
+    order = sorted(specs, key=lambda s: (s.replicate, s.context_mode, s.style, s.family, s.run_id))
+    total = len(questions) * len(order)
+    bar = tqdm(total=total, desc=f"generate[{llm.identity['model']}]", disable=not progress, unit="call")
+    for q in questions:
+        for spec in order:
+            passages = contexts[(q.qid, spec.context_mode)]
+            messages, template_id = render(spec.style, q.question, passages)
+            comp, key, _hit = llm.complete(
+                messages,
+                {**decoding, **dict(spec.decoding)},
+                replicate=spec.replicate,
+                template_id=template_id,
+                item_id=f"{q.qid}/{spec.run_id}",
+            )
+            out[spec.run_id].append(
+                answer_from_completion(
+                    comp, key, llm, q.qid, spec.run_id, spec, template_id, passages, messages
+                )
+            )
+            bar.update(1)
+            bar.set_postfix(calls=llm.calls, hits=llm.hits)
+    bar.close()
+    return out
+
+
+def answer_from_completion(comp, key, llm, qid, run_id, spec, template_id, passages, messages) -> Answer:
+    """The Answer record of one completed call (generation and the service build it the same way)."""
+    return Answer(
+        qid=qid,
+        run_id=run_id,
+        backend=llm.identity["backend"],
+        model=llm.identity["model"],
+        prompt_style=spec.style,
+        template_id=template_id,
+        context_mode=spec.context_mode,
+        replicate=spec.replicate,
+        passages=passages,
+        prompt=messages,
+        text=comp.text,
+        citations=_citations(comp),
+        usage=comp.usage,
+        latency_s=comp.latency_s,
+        cost_usd=comp.cost_usd,
+        cache_key=key,
+        finish_reason=comp.finish_reason or None,
+    )
+
+
+def _citations(comp):
+    """Offset citations from the backend where it gives them, else [n] markers parsed from the text."""
+    if comp.citations:
+        return comp.citations
+    from finrag.llm.prompts import bracket_citations
+
+    return bracket_citations(comp.text)
+
+
+def run_stats(answers: Sequence[Answer]) -> dict:
+    return {
+        "answers": len(answers),
+        "input_tokens": int(sum(a.usage.get("input_tokens", 0) for a in answers)),
+        "output_tokens": int(sum(a.usage.get("output_tokens", 0) for a in answers)),
+        "model_seconds": round(sum(a.latency_s for a in answers), 1),
+        "cost_usd": round(sum(a.cost_usd for a in answers), 6),
+        "cut_at_max_tokens": sum(a.finish_reason == "length" for a in answers),
+    }
+
+
+def generation_summary(answers_by_family: Mapping[str, Sequence[Answer]]) -> dict:
+    """Calls, tokens, model seconds and cost per run and per run family, from the saved answers themselves: the
+    figures are those of the recorded calls, so a replay reproduces them (latency and cost are stored with each
+    answer)."""
+    families: dict[str, dict] = {}
+    for name, answers in sorted(answers_by_family.items()):
+        by_run: dict[str, list[Answer]] = {}
+        for a in answers:
+            by_run.setdefault(a.run_id, []).append(a)
+        runs = {run_id: run_stats(rows) for run_id, rows in sorted(by_run.items())}
+        keys = ("answers", "input_tokens", "output_tokens", "cut_at_max_tokens")
+        total = {k: sum(r[k] for r in runs.values()) for k in keys}
+        total["model_seconds"] = round(sum(r["model_seconds"] for r in runs.values()), 1)
+        total["cost_usd"] = round(sum(r["cost_usd"] for r in runs.values()), 6)
+        total["calls_per_hour"] = (
+            round(total["answers"] / total["model_seconds"] * 3600, 1) if total["model_seconds"] else None
+        )
+        families[name] = {"runs": runs, "total": total}
+    return {"families": families}
+
+
+def recording_progress(
+    questions: Sequence[Question],
+    contexts: dict[tuple[str, str], list[Passage]],
+    identity: dict,
+    cache: ResponseCache,
+    specs: Sequence[RunSpec],
+    decoding: dict,
+) -> dict[str, dict]:
+    """Per run: how many of its calls are already in the response cache, without calling anything (the same
+    requests `generate_answers` would make for a backend of this `identity`), so a long recording can be watched
+    and resumed knowingly. `model_seconds` sums the recorded calls' latencies (for an estimate of what is left)."""
+    out = {}
+    for spec in specs:
+        recorded, seconds = 0, 0.0
+        for q in questions:
+            messages, template_id = render(spec.style, q.question, contexts[(q.qid, spec.context_mode)])
+            dec = {**decoding, **dict(spec.decoding)}
+            req = cache_request(identity, messages, dec, replicate=spec.replicate, template_id=template_id)
+            entry = cache.get(cache_key(req))
+            if entry is not None:
+                recorded += 1
+                seconds += float(entry.get("latency_s") or 0.0)
+        out[spec.run_id] = {
+            "family": spec.family,
+            "calls": len(questions),
+            "recorded": recorded,
+            "model_seconds": round(seconds, 1),
+        }
+    return out
+
+
+def seconds_left(runs: Mapping[str, Mapping]) -> float | None:
+    """Model seconds the missing calls of these runs would take at the mean latency of the recorded ones (None
+    before the first call): an estimate for one process; N shards divide the wall time by about N."""
+    recorded = sum(r["recorded"] for r in runs.values())
+    if not recorded:
+        return None
+    missing = sum(r["calls"] - r["recorded"] for r in runs.values())
+    return round(sum(r["model_seconds"] for r in runs.values()) / recorded * missing, 1)

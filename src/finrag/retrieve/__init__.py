@@ -1,0 +1,1 @@
+"""Step 2: chunk, embed, search, re-rank, and the retrieval grid that picks the setup."""

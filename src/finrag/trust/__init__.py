@@ -1,0 +1,1 @@
+"""Step 5: how far the measures can be trusted (judge and grader agreement with humans, labelling)."""
