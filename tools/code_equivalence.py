@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-BASE = sys.argv[1] if len(sys.argv) > 1 else "a455241"
 ROOT = Path(__file__).resolve().parents[1]
+# the helpers the layout move (issue 20) renamed; extend it for another move
 RENAMES = {
     "_u": "uniform",
     "_person": "person",
@@ -33,6 +33,16 @@ RENAMES = {
 }
 
 
+def _drop_docstring(n: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+    first = n.body[0] if n.body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        n.body = n.body[1:] or [ast.Pass()]
+
+
 class Norm(ast.NodeTransformer):
     def visit_Import(self, n):
         return None
@@ -47,13 +57,7 @@ class Norm(ast.NodeTransformer):
     def visit_FunctionDef(self, n):
         n.returns = None
         n.name = RENAMES.get(n.name, n.name)
-        if (
-            n.body
-            and isinstance(n.body[0], ast.Expr)
-            and isinstance(getattr(n.body[0], "value", None), ast.Constant)
-            and isinstance(n.body[0].value.value, str)
-        ):
-            n.body = n.body[1:] or [ast.Pass()]
+        _drop_docstring(n)
         self.generic_visit(n)
         return n
 
@@ -61,13 +65,7 @@ class Norm(ast.NodeTransformer):
 
     def visit_ClassDef(self, n):
         n.name = RENAMES.get(n.name, n.name)
-        if (
-            n.body
-            and isinstance(n.body[0], ast.Expr)
-            and isinstance(getattr(n.body[0], "value", None), ast.Constant)
-            and isinstance(n.body[0].value.value, str)
-        ):
-            n.body = n.body[1:] or [ast.Pass()]
+        _drop_docstring(n)
         self.generic_visit(n)
         return n
 
@@ -136,22 +134,32 @@ def tree_files(rev):
     }
 
 
-old = {}
-new = {}
-for f, t in tree_files(BASE).items():
-    for k, v in defs(t).items():
-        old.setdefault(k, []).append((f, v))
-for f, t in tree_files(None).items():
-    for k, v in defs(t).items():
-        new.setdefault(k, []).append((f, v))
-only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
-diff = 0
-for k, lst in sorted(old.items()):
-    for f, v in lst:
-        if only and not any(f.startswith(o) for o in only):
-            continue
-        cands = new.get(k, [])
-        if not any(v == v2 for _, v2 in cands):
-            diff += 1
-            print(f"DIFF {f}::{k} -> {[c[0] for c in cands]}")
-print("defs differing:", diff)
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    base = argv[0]
+    only = argv[1].split(",") if len(argv) > 1 else None
+    old = {}
+    new = {}
+    for f, t in tree_files(base).items():
+        for k, v in defs(t).items():
+            old.setdefault(k, []).append((f, v))
+    for f, t in tree_files(None).items():
+        for k, v in defs(t).items():
+            new.setdefault(k, []).append((f, v))
+    diff = 0
+    for k, lst in sorted(old.items()):
+        for f, v in lst:
+            if only and not any(f.startswith(o) for o in only):
+                continue
+            cands = new.get(k, [])
+            if not any(v == v2 for _, v2 in cands):
+                diff += 1
+                print(f"DIFF {f}::{k} -> {[c[0] for c in cands]}")
+    print("defs differing:", diff)
+    return 1 if diff else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
