@@ -14,10 +14,10 @@ from finrag.core.io import write_json
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
 from finrag.ingest.human_claims import load_all
-from finrag.llm.backends import backend_from_spec
+from finrag.llm.backends.base import backend_from_spec
 from finrag.llm.cache import CachedLLM
 from finrag.report.forest import forest_plot
-from finrag.score.judge import make_judge
+from finrag.score.judges.base import make_judge
 from finrag.trust.judge_agreement import (
     agreement_sample,
     ai_pairs_by_benchmark,

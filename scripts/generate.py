@@ -25,7 +25,7 @@ from finrag.generate.run import (
     select_families,
     shared_backend,
 )
-from finrag.llm.backends import make_backend
+from finrag.llm.backends.base import make_backend
 from finrag.llm.cache import CachedLLM
 from finrag.retrieve.contexts import load_frozen_contexts
 

@@ -15,7 +15,7 @@ from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
 from finrag.generate.run import generation_summary
 from finrag.score.evaluate import load_answers, run_scoring
-from finrag.score.judge import make_judge
+from finrag.score.judges.base import make_judge
 from finrag.score.model_grader import CachedLLMGrader, cached_llm
 from finrag.score.plots import write_plots
 from finrag.score.tables import run_summary

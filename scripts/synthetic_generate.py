@@ -13,7 +13,7 @@ from finrag.core.io import read_jsonl, write_json, write_jsonl
 from finrag.core.sampling import stratified_sample
 from finrag.core.tracking import stage_run
 from finrag.generate.run import RunSpec, generate_answers, run_stats
-from finrag.llm.backends import make_backend
+from finrag.llm.backends.base import make_backend
 from finrag.llm.cache import CachedLLM
 from finrag.retrieve.contexts import ContextBuilder
 from finrag.retrieve.search import BM25Index

@@ -11,7 +11,8 @@ from sklearn.metrics import cohen_kappa_score
 from finrag.core import stats
 from finrag.core.contracts import ClaimVerdict, LabelledClaim
 from finrag.ingest.human_claims import Loaded, load_findver
-from finrag.score.judge import BaseJudge, NumericJudge
+from finrag.score.judges.base import BaseJudge
+from finrag.score.judges.numeric import NumericJudge
 from finrag.trust.judge_agreement import (
     agreement_sample,
     ai_vs_ai,

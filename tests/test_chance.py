@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from finrag.core.contracts import Answer, Passage
 from finrag.score.chance import mismatched_passages_check
-from finrag.score.judge import NumericJudge
+from finrag.score.judges.numeric import NumericJudge
 
 
 def _answer(qid: str, text: str, passage: str) -> Answer:
@@ -46,7 +46,7 @@ class _CountingJudge(NumericJudge):
 
 
 def test_memo_judge_judges_each_claim_on_the_same_passages_once_and_keeps_verdicts_and_ids():
-    from finrag.score.judge import MemoJudge
+    from finrag.score.judges.base import MemoJudge
 
     inner = _CountingJudge()
     memo = MemoJudge(inner)
@@ -68,7 +68,7 @@ def test_memo_judge_judges_each_claim_on_the_same_passages_once_and_keeps_verdic
 
 
 def test_chance_check_through_a_memo_judge_gives_the_same_counts():
-    from finrag.score.judge import MemoJudge
+    from finrag.score.judges.base import MemoJudge
 
     answers = [
         _answer("q1", "Net sales were $1,577 million in 2018.", "Net sales were $1,577 million in 2018."),

@@ -12,7 +12,8 @@ from finrag.score.citations import (
     verify_offset_citation,
     verify_offset_citations,
 )
-from finrag.score.judge import BaseJudge, NumericJudge
+from finrag.score.judges.base import BaseJudge
+from finrag.score.judges.numeric import NumericJudge
 
 
 class KeywordJudge(BaseJudge):

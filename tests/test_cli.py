@@ -18,7 +18,7 @@ from finrag.cli import app
 from finrag.core import stats
 from finrag.core.contracts import Chunk, Document, Span
 from finrag.core.io import write_jsonl
-from finrag.llm.backends import ExtractiveBackend
+from finrag.llm.backends.extractive import ExtractiveBackend
 from finrag.llm.cache import CachedLLM
 from finrag.llm.prompts import render
 

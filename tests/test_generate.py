@@ -15,7 +15,7 @@ from finrag.generate.run import (
     seconds_left,
     shared_backend,
 )
-from finrag.llm.backends import ExtractiveBackend
+from finrag.llm.backends.extractive import ExtractiveBackend
 from finrag.llm.cache import CachedLLM, CacheMiss
 from finrag.retrieve.contexts import (
     ContextBuilder,
@@ -214,7 +214,7 @@ def test_recording_progress_counts_what_is_cached_without_calling(tmp_path):
 def test_an_answer_cut_at_max_tokens_is_recorded_and_counted(tmp_path):
     """finish_reason travels from the backend through the cache into the answer, and run_stats counts the cut ones."""
     from finrag.generate.run import run_stats
-    from finrag.llm.backends import Backend, Completion
+    from finrag.llm.backends.base import Backend, Completion
 
     class Talkative(Backend):
         name, model = "talkative", "t"

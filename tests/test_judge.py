@@ -8,16 +8,10 @@ import pytest
 
 from finrag.core.contracts import ClaimVerdict
 from finrag.score.claims import llm_split_claims, parse_markers, score_answer, split_claims, split_sentences
-from finrag.score.judge import (
-    JUDGES,
-    CombinedJudge,
-    LLMJudge,
-    NumericJudge,
-    entity_terms,
-    make_judge,
-    parse_numbered_verdicts,
-    parse_verdict,
-)
+from finrag.score.judges.base import JUDGES, make_judge
+from finrag.score.judges.combined import CombinedJudge
+from finrag.score.judges.llm import LLMJudge, parse_numbered_verdicts, parse_verdict
+from finrag.score.judges.numeric import NumericJudge, entity_terms
 
 PROSE = [
     "Acme Corp. reported net sales of $120 million in fiscal 2023, up from $100 million in fiscal 2022. "
@@ -337,7 +331,7 @@ def test_claim_verdict_contract(numeric):
 
 def test_llm_judge_through_the_real_response_cache(tmp_path):
     """The judge's calls go through finrag.llm.cache.CachedLLM: recorded once, then replayed without the model."""
-    from finrag.llm.backends import Backend, Completion
+    from finrag.llm.backends.base import Backend, Completion
     from finrag.llm.cache import CachedLLM
 
     class Scripted(Backend):

@@ -12,23 +12,14 @@ import pytest
 
 from finrag.core.contracts import Passage
 from finrag.llm import local_model
-from finrag.llm.backends import (
-    BACKENDS,
-    DECODING_DEFAULTS,
-    AnthropicBackend,
-    BackendUnavailable,
-    ExtractiveBackend,
-    LlamaCppBackend,
-    LLMError,
-    OllamaBackend,
-    OpenAICompatBackend,
-    SpendingCapExceeded,
-    _anthropic_text_and_citations,
-    best_line,
-    make_backend,
-    normalize_decoding,
-)
+from finrag.llm.backends.anthropic import AnthropicBackend, _anthropic_text_and_citations
+from finrag.llm.backends.base import BACKENDS, DECODING_DEFAULTS, make_backend, normalize_decoding
+from finrag.llm.backends.extractive import ExtractiveBackend, best_line
+from finrag.llm.backends.llamacpp import LlamaCppBackend
+from finrag.llm.backends.ollama import OllamaBackend
+from finrag.llm.backends.openai_compat import OpenAICompatBackend
 from finrag.llm.cache import CachedLLM
+from finrag.llm.errors import BackendUnavailable, LLMError, SpendingCapExceeded
 from finrag.llm.prompts import as_documents, render
 from finrag.llm.simulators import AnthropicSimulator, OllamaSimulator, OpenAISimulator
 
@@ -68,7 +59,7 @@ def test_registry_names():
 
 
 def test_backend_from_a_params_block():
-    from finrag.llm.backends import backend_from_spec
+    from finrag.llm.backends.base import backend_from_spec
 
     assert isinstance(backend_from_spec({"backend": "extractive"}), ExtractiveBackend)
     assert isinstance(backend_from_spec(None, default="extractive"), ExtractiveBackend)

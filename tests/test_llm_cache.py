@@ -14,7 +14,7 @@ import time
 import pytest
 
 from finrag.core.io import read_jsonl, write_jsonl
-from finrag.llm.backends import Backend, Completion
+from finrag.llm.backends.base import Backend, Completion
 from finrag.llm.cache import (
     CacheCorrupt,
     CachedLLM,
@@ -153,7 +153,7 @@ def test_corrupt_middle_line_and_edited_entry_are_errors(tmp_path):
 WORKER = textwrap.dedent(
     """
     import os, sys, time
-    from finrag.llm.backends import Backend, Completion
+    from finrag.llm.backends.base import Backend, Completion
     from finrag.llm.cache import CachedLLM
 
     cache_dir, log_path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from finrag.llm.backends import Backend, Completion
+from finrag.llm.backends.base import Backend, Completion
 from finrag.llm.cache import CachedLLM
 from finrag.score.grader import grade
 from finrag.score.model_grader import CachedLLMGrader, cached_llm, read_grade

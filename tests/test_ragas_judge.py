@@ -13,17 +13,17 @@ import re
 
 import pytest
 
-from finrag.llm.backends import Backend, Completion
+from finrag.llm.backends.base import Backend, Completion
 from finrag.llm.cache import CachedLLM, CacheMiss
-from finrag.score.judge import JUDGES, make_judge
-from finrag.score.ragas_judge import REASK, RagasUnavailable, load_ragas
+from finrag.score.judges.base import JUDGES, make_judge
+from finrag.score.judges.ragas import REASK, RagasUnavailable, load_ragas
 
 try:
     R = load_ragas()
 except RagasUnavailable as exc:  # the judge is optional: ragas==0.4.3 with langchain-community<0.4
     pytest.skip(f"ragas not installed: {exc}", allow_module_level=True)
 
-from finrag.score.ragas_judge import RagasFaithfulnessJudge  # noqa: E402
+from finrag.score.judges.ragas import RagasFaithfulnessJudge  # noqa: E402
 
 PASSAGES = [
     "Acme Corp reported net sales of $120 million in fiscal 2023.",

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from finrag.core.contracts import Answer, Evidence, Passage, Question
-from finrag.llm.backends import Completion
+from finrag.llm.backends.base import Completion
 from finrag.score.evaluate import (
     evidence_recall,
     expected_behaviour,
@@ -18,7 +18,7 @@ from finrag.score.evaluate import (
     score_answers,
     should_decline,
 )
-from finrag.score.judge import make_judge
+from finrag.score.judges.base import make_judge
 
 CAPEX_Q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 FP_Q = "What drove 3M's record net income of $5.2 billion in the second quarter of 2023?"

@@ -11,7 +11,7 @@ from scipy.stats import spearmanr
 from statsmodels.stats.proportion import proportion_confint
 
 from finrag.score.evaluate import score_answers, series_of
-from finrag.score.judge import make_judge
+from finrag.score.judges.base import make_judge
 from finrag.score.plots import PLOT_FILES, write_plots
 from finrag.score.tables import (
     build_tables,

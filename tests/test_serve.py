@@ -456,7 +456,7 @@ def test_a_killed_server_loses_no_recorded_call(study):
 
 def _with_simulated(monkeypatch, name: str, **inject):
     """FINRAG_SERVE_BACKEND=name, its settings from params.yaml, talking to a local simulator (no network)."""
-    import finrag.llm.backends as backends
+    import finrag.llm.backends.base as backends
 
     real = backends.make_backend
     monkeypatch.setenv("FINRAG_SERVE_BACKEND", name)

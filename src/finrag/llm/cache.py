@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from finrag.core.io import canonical_json, read_jsonl, repair_jsonl_tail, sha256_text
-from finrag.llm.backends import Backend, Completion, check_messages, normalize_decoding
+from finrag.llm.backends.base import Backend, Completion, check_messages, normalize_decoding
 
 FORMAT_VERSION = 2  # 2: entries carry response_sha256
 MODES = ("replay", "auto", "record")

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import httpx2
 
-from finrag.llm.backends import best_line, terms
+from finrag.llm.backends.extractive import best_line, terms
 from finrag.llm.prompts import DECLINE_PHRASE, parse_prompt
 
 Reply = Callable[[dict], Any]

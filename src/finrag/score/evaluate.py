@@ -467,13 +467,13 @@ def run_scoring(
     {"records", "tables"}.
 
     `questions`: Question records, a {qid: Question} mapping, or a JSONL path. `judge_factory(name, **params)`
-    builds a judge (default `finrag.score.judge.make_judge`, which has no LLM); the stage passes one that gives
+    builds a judge (default `finrag.score.judges.base.make_judge`, which has no LLM); the stage passes one that gives
     the LLM judge its CachedLLM. `llm_grader(gold, answer, question)` is asked where the deterministic grader is
     uncertain (finrag.score.model_grader.CachedLLMGrader). `llm_splitter_llm` (a CachedLLM; with the LLM judge
     only) splits the LLM judge's sampled answers into claims a second way (`params["llm_splitter"]["decoding"]`).
     `params` is the `score:` section (see the module docstring of tables.py).
     """
-    from finrag.score.judge import make_judge
+    from finrag.score.judges.base import make_judge
     from finrag.score.tables import build_tables
 
     factory = judge_factory or make_judge
@@ -497,7 +497,7 @@ def run_scoring(
 
     # the chance check re-reads the primary judge's own-passage verdicts; an LLM judge's batches stay as recorded
     if not judge_meters:
-        from finrag.score.judge import MemoJudge
+        from finrag.score.judges.base import MemoJudge
 
         judge = MemoJudge(judge)
     splitter, split_meter = None, None

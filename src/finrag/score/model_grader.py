@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from finrag.core.io import sha256_text
-from finrag.llm.backends import backend_from_spec
+from finrag.llm.backends.base import backend_from_spec
 from finrag.llm.cache import CachedLLM
 
 GRADE_TEMPLATE_ID = "grade-correctness@1"

@@ -292,7 +292,7 @@ class SelectedSystem:
         self.documents = read_jsonl(docs, Document) if docs.exists() else []
 
     def _load_judge(self) -> None:
-        from finrag.score.judge import make_judge
+        from finrag.score.judges.base import make_judge
 
         spec = dict(self.score_p.get("judge") or {"name": "numeric"})
         self.judge_name = spec["name"]
@@ -306,7 +306,7 @@ class SelectedSystem:
 
     def _load_llm(self) -> None:
         from finrag.generate.run import backend_settings
-        from finrag.llm.backends import make_backend
+        from finrag.llm.backends.base import make_backend
         from finrag.llm.cache import CachedLLM
 
         chosen = os.environ.get("FINRAG_SERVE_BACKEND") or self.serve.backend or self.system["backend"]
@@ -411,8 +411,8 @@ class SelectedSystem:
     ) -> dict:
         """One answer with its claims, groundedness, citations, declining, correctness (benchmark questions) and the
         judge's measured trust. Raises ServeError (409: replay miss; 503: spending cap; 502: backend failure)."""
-        from finrag.llm.backends import LLMError, SpendingCapExceeded
         from finrag.llm.cache import CacheMiss
+        from finrag.llm.errors import LLMError, SpendingCapExceeded
         from finrag.llm.prompts import render
 
         text = normalise_question(question)

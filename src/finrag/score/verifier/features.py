@@ -193,7 +193,7 @@ def featurise(
     rows: Sequence[tuple[str, Sequence[str], str]], embedder, numeric_judge, max_units: int, progress: bool = True,
 ) -> np.ndarray:  # fmt: skip
     """Feature matrix of (claim, passages, benchmark) rows: one embedding pass over every claim and unit."""
-    from finrag.score.judge import has_figures
+    from finrag.score.judges.numeric import has_figures
 
     units = [evidence_units(c, ps, max_units) for c, ps, _ in rows]
     texts = sorted({c for c, _, _ in rows} | {u for us in units for u in us})

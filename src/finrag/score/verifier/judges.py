@@ -16,7 +16,8 @@ import numpy as np
 from finrag.core.config import repo_root
 from finrag.core.contracts import ClaimVerdict, Verdict
 from finrag.core.io import read_jsonl
-from finrag.score.judge import BaseJudge, NumericJudge, batch_args, has_figures
+from finrag.score.judges.base import BaseJudge, batch_args
+from finrag.score.judges.numeric import NumericJudge, has_figures
 from finrag.score.verifier.build import item_key
 from finrag.score.verifier.calibrate import study_features, study_prob
 from finrag.score.verifier.features import BENCHMARK_FLAGS, Float64Encoder, featurise, verifier_embedder

@@ -102,7 +102,7 @@ def _save(obj, path: Path) -> None:
 
 
 def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numeric_params: dict) -> dict:
-    from finrag.score.judge import NumericJudge
+    from finrag.score.judges.numeric import NumericJudge
 
     t0 = time.time()
     k = p["folds"]

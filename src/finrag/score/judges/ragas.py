@@ -36,7 +36,7 @@ from typing import Any
 from finrag.core.contracts import ClaimVerdict, Verdict
 from finrag.core.io import sha256_text
 from finrag.score.claims import strip_citations
-from finrag.score.judge import BaseJudge
+from finrag.score.judges.base import BaseJudge
 
 RAGAS_REQUIREMENTS = ("ragas==0.4.3", "langchain-community<0.4")
 DEFAULT_DECODING = {"temperature": 0.0, "max_tokens": 1024}  # ragas' own default output budget is 1024 tokens
