@@ -20,7 +20,7 @@ from finrag.core.contracts import Chunk, Document, Span
 from finrag.core.io import write_jsonl
 from finrag.llm.backends.extractive import ExtractiveBackend
 from finrag.llm.cache import CachedLLM
-from finrag.llm.prompts import render
+from finrag.llm.prompts.render import render
 
 runner = CliRunner()
 

@@ -20,7 +20,7 @@ from finrag.llm.backends.ollama import OllamaBackend
 from finrag.llm.backends.openai_compat import OpenAICompatBackend
 from finrag.llm.cache import CachedLLM
 from finrag.llm.errors import BackendUnavailable, LLMError, SpendingCapExceeded
-from finrag.llm.prompts import as_documents, render
+from finrag.llm.prompts.render import as_documents, render
 from finrag.llm.simulators import AnthropicSimulator, OllamaSimulator, OpenAISimulator
 
 PRICES = {"input_per_mtok": 1.0, "output_per_mtok": 5.0}

@@ -5,18 +5,9 @@ from __future__ import annotations
 import pytest
 
 from finrag.core.contracts import Passage
-from finrag.llm import prompts
-from finrag.llm.prompts import (
-    DECLINE_PHRASE,
-    STYLES_ORDER,
-    as_documents,
-    cited_passages,
-    extract_answer,
-    is_decline,
-    parse_prompt,
-    render,
-    template_hash,
-)
+from finrag.llm.prompts import render as prompts
+from finrag.llm.prompts.parse import DECLINE_PHRASE, cited_passages, extract_answer, is_decline, parse_prompt
+from finrag.llm.prompts.render import STYLES_ORDER, as_documents, render, template_hash
 
 PASSAGES = [
     Passage(
@@ -130,3 +121,33 @@ def test_answer_helpers():
     assert extract_answer('<answer n="3">No.') == "No."
     assert is_decline("I cannot answer this from the provided  passages. Capex is missing.")
     assert not is_decline("Capex was $1,577 million [1].")
+
+
+# The scoring tasks' prompts (templates/tasks.yaml): the same rule, one pinned hash per template id.
+PINNED_TASKS = {
+    "judge-claims@1": "49980ee69f90c3ee47a16d1cd5373fbcb97ff2c26e71cd4e6c923bd6eb3c0e08",
+    "claims-split@1": "d3d88a97e7a52b9c3c657f123f1733fd290ecf3defea5eb4f0ddc3e7d72f1e82",
+    "grade-correctness@1": "68e18fdfeb8fa44c1cce178f1ae72dd45a5081f4b2a17fa4a33470a614b4918e",
+}
+
+
+def test_task_prompts_are_versioned_and_pinned():
+    tasks = prompts.task_prompts()
+    assert {t.template_id for t in tasks.values()} == set(PINNED_TASKS)
+    for tid, digest in PINNED_TASKS.items():
+        assert prompts.task_prompt(tid).source_hash() == digest, f"{tid} text changed: bump its version"
+    with pytest.raises(KeyError, match="current version is judge-claims@1"):
+        prompts.task_prompt("judge-claims@0")
+    with pytest.raises(KeyError, match="unknown task prompt"):
+        prompts.task_prompt("haiku@1")
+
+
+def test_judge_prompt_renders_one_claim_or_a_numbered_list():
+    judge = prompts.task_prompt("judge-claims@1")
+    one = judge.messages(passages_block="Passages:\n\n[1] Net sales were $5.", claims=["Sales were $5."])
+    assert one[0]["role"] == "system" and "SUPPORTED when the passages state it" in one[0]["content"]
+    assert one[1]["content"].startswith("Passages:\n\n[1] Net sales were $5.\n\nClaim: Sales were $5.\n\n")
+    many = judge.messages(passages_block="Passages: none.", claims=["a", "b {{ c }}"])[1]["content"]
+    assert "Claims:\n1. a\n2. b {{ c }}\n\nFor each claim write one line" in many  # claim text is not a template
+    with pytest.raises(Exception, match="claims"):
+        judge.messages(passages_block="Passages: none.")  # a missing variable is an error, never blank

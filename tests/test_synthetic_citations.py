@@ -18,7 +18,7 @@ import pytest
 from finrag.core.contracts import Answer, Chunk, Citation, Passage, Span
 from finrag.llm.backends.anthropic import AnthropicBackend
 from finrag.llm.cache import CachedLLM
-from finrag.llm.prompts import as_documents, render
+from finrag.llm.prompts.render import as_documents, render
 from finrag.llm.simulators import AnthropicSimulator
 from finrag.synthetic.generator import generate_corpus
 from finrag.synthetic.study import citation_precision

@@ -17,7 +17,7 @@ from tqdm import tqdm
 from finrag.core.contracts import Answer, Passage, Question
 from finrag.core.io import canonical_json
 from finrag.llm.cache import CachedLLM, ResponseCache, cache_key, cache_request
-from finrag.llm.prompts import render
+from finrag.llm.prompts.render import render
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ def _citations(comp):
     """Offset citations from the backend where it gives them, else [n] markers parsed from the text."""
     if comp.citations:
         return comp.citations
-    from finrag.llm.prompts import bracket_citations
+    from finrag.llm.prompts.parse import bracket_citations
 
     return bracket_citations(comp.text)
 

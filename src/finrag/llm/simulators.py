@@ -21,7 +21,7 @@ import httpx
 import httpx2
 
 from finrag.llm.backends.extractive import best_line, terms
-from finrag.llm.prompts import DECLINE_PHRASE, parse_prompt
+from finrag.llm.prompts.parse import DECLINE_PHRASE, parse_prompt
 
 Reply = Callable[[dict], Any]
 

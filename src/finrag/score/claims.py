@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from finrag.core.contracts import Claim
+from finrag.llm.prompts.render import task_prompt
 
 # ---------------------------------------------------------------- text utilities (shared with judge/citations)
 
@@ -222,11 +223,6 @@ def split_claims(answer_text: str, split_compound: bool = True) -> list[Claim]:
 # ---------------------------------------------------------------- LLM splitter hook
 
 SPLIT_TEMPLATE_ID = "claims-split@1"
-_SPLIT_SYSTEM = (
-    "You split an answer about a company filing into atomic factual claims. Each claim is one self-contained "
-    "sentence that states one fact (one figure at most), with the company, metric and period written out. "
-    "Leave out refusals and remarks about the passages. Do not add facts."
-)
 
 
 def llm_split_claims(
@@ -240,16 +236,7 @@ def llm_split_claims(
 
     Returns (claims, info): info says which splitter produced the claims and the cache key.
     """
-    messages = [
-        {"role": "system", "content": _SPLIT_SYSTEM},
-        {
-            "role": "user",
-            "content": "Answer:\n"
-            + strip_citations(answer_text)
-            + '\n\nWrite the claims as a numbered list, one per line ("1. ..."). If there is no factual claim, '
-            "write NONE.",
-        },
-    ]
+    messages = task_prompt(template_id).messages(answer=strip_citations(answer_text))
     decoding = decoding if decoding is not None else {"temperature": 0.0, "max_tokens": 1024}
     completion, key, hit = llm.complete(
         messages, decoding, replicate=0, template_id=template_id, item_id=item_id

@@ -37,7 +37,7 @@ from finrag.core.contracts import Answer, Question
 from finrag.core.io import read_jsonl
 from finrag.core.sampling import per_stratum_ranks, per_stratum_sample
 from finrag.core.stats import DEFAULT_SEED
-from finrag.llm.prompts import extract_answer, is_decline
+from finrag.llm.prompts.parse import extract_answer, is_decline
 from finrag.retrieve.metrics import evidence_pages, evidence_recall
 from finrag.score.citations import score_answer_citations
 from finrag.score.claims import score_answer, split_claims

@@ -14,14 +14,9 @@ from pathlib import Path
 from finrag.core.io import sha256_text
 from finrag.llm.backends.base import backend_from_spec
 from finrag.llm.cache import CachedLLM
+from finrag.llm.prompts.render import task_prompt
 
 GRADE_TEMPLATE_ID = "grade-correctness@1"
-_GRADE_SYSTEM = (
-    "You grade an answer to a question about a company filing against the gold answer. Judge the meaning, not "
-    "the wording: the answer is correct when it states what the gold answer states (figures within 1%, the "
-    "same yes/no, the same names); incorrect when it states something else or misses the point; refusal when "
-    "it declines to answer. Reply with one word: correct, incorrect or refusal."
-)
 _LABEL = re.compile(r"\b(correct|incorrect|refusal)\b", re.IGNORECASE)
 
 
@@ -52,8 +47,7 @@ class CachedLLMGrader:
         self.stats = {"asked": 0, "unreadable": 0}
 
     def messages(self, gold: str, answer: str, question: str) -> list[dict]:
-        user = f"Question: {question}\n\nGold answer: {gold}\n\nAnswer to grade: {answer}\n\nGrade:"
-        return [{"role": "system", "content": _GRADE_SYSTEM}, {"role": "user", "content": user}]
+        return task_prompt(self.template_id).messages(question=question, gold=gold, answer=answer)
 
     def __call__(self, gold: str, answer: str, question: str) -> str | None:
         msgs = self.messages(gold, answer, question)

@@ -413,7 +413,7 @@ class SelectedSystem:
         judge's measured trust. Raises ServeError (409: replay miss; 503: spending cap; 502: backend failure)."""
         from finrag.llm.cache import CacheMiss
         from finrag.llm.errors import LLMError, SpendingCapExceeded
-        from finrag.llm.prompts import render
+        from finrag.llm.prompts.render import render
 
         text = normalise_question(question)
         k = self.frozen_k if top_k is None else int(top_k)
@@ -472,7 +472,7 @@ class SelectedSystem:
 
     def _score(self, ans: Answer, bench: Question | None) -> dict:
         """The study's record (benchmark questions) or its gold-free part, plus per-claim detail."""
-        from finrag.llm.prompts import extract_answer, is_decline
+        from finrag.llm.prompts.parse import extract_answer, is_decline
         from finrag.score.citations import score_answer_citations
         from finrag.score.claims import score_answer, split_claims
         from finrag.score.declining import is_refusal

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from finrag.core.contracts import Citation
 from finrag.core.registry import Registry
 from finrag.llm.errors import LLMError
-from finrag.llm.prompts import bracket_citations
+from finrag.llm.prompts.parse import bracket_citations
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from finrag.llm.backends.base import (
     Backend,
     Completion,
 )
-from finrag.llm.prompts import parse_prompt
+from finrag.llm.prompts.parse import parse_prompt
 
 log = logging.getLogger(__name__)
 

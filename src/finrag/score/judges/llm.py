@@ -8,17 +8,11 @@ from collections.abc import Sequence
 
 from finrag.core.contracts import ClaimVerdict, Verdict
 from finrag.core.io import sha256_text
+from finrag.llm.prompts.render import task_prompt
 from finrag.score.claims import strip_citations
 from finrag.score.judges.base import BaseJudge, batch_args
 
 LLM_TEMPLATE_ID = "judge-claims@1"
-_LLM_SYSTEM = (
-    "You check claims against numbered passages from company filings. Use only the passages, never outside "
-    "knowledge. A claim is SUPPORTED when the passages state it or it follows from them directly (including one "
-    "simple calculation from figures they give, and rounding); CONTRADICTED when the passages state something "
-    "incompatible with it (a different figure, period, company or direction); UNSUPPORTED otherwise (not stated, "
-    "or only partly supported)."
-)
 _VERDICT_WORDS: list[tuple[str, Verdict]] = [
     (
         r"not\s+supported|unsupported|partially\s+supported|partly\s+supported|not\s+attributable|insufficient|"
@@ -123,19 +117,10 @@ class LLMJudge(BaseJudge):
         self.stats = {"calls": 0, "cache_hits": 0, "batch_parse_failures": 0, "parse_failures": 0}
 
     def _messages(self, claims: Sequence[str], passages: Sequence[str]) -> list[dict]:
-        block = _passages_block(passages, self.max_passage_chars)
-        if len(claims) == 1:
-            ask = (
-                f"Claim: {strip_citations(claims[0])}\n\nAnswer with one word, SUPPORTED, UNSUPPORTED or "
-                'CONTRADICTED, then " - " and a reason of at most 20 words.'
-            )
-        else:
-            listed = "\n".join(f"{i}. {strip_citations(c)}" for i, c in enumerate(claims, 1))
-            ask = (
-                f'Claims:\n{listed}\n\nFor each claim write one line "<number>. <VERDICT> - <reason of at most '
-                '20 words>", where VERDICT is SUPPORTED, UNSUPPORTED or CONTRADICTED, in the order given.'
-            )
-        return [{"role": "system", "content": _LLM_SYSTEM}, {"role": "user", "content": f"{block}\n\n{ask}"}]
+        return task_prompt(self.template_id).messages(
+            passages_block=_passages_block(passages, self.max_passage_chars),
+            claims=[strip_citations(c) for c in claims],
+        )
 
     def _call(self, claims: Sequence[str], passages: Sequence[str]) -> tuple[str, str]:
         msgs = self._messages(claims, passages)

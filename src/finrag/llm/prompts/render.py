@@ -1,7 +1,9 @@
-"""Versioned prompt templates (jinja2) and the helpers that read a prompt or an answer back.
+"""Versioned prompt templates (jinja2, in templates/): every prompt finrag sends has an id and a version.
 
-Four styles, each with an id and a version (`plain@1`, `quote@1`, `cot@1`, `decline@1`), defined in
-prompts/styles.yaml; the system prompt (prompts/system.j2) and the passages block (prompts/user.j2) are shared.
+Generation: four styles (`plain@1`, `quote@1`, `cot@1`, `decline@1`), defined in templates/styles.yaml; the system
+prompt (templates/system.j2) and the passages block (templates/user.j2) are shared. The scoring tasks (the LLM
+judge `judge-claims@1`, the claim splitter `claims-split@1`, the grader `grade-correctness@1`) are in
+templates/tasks.yaml (`task_prompt(template_id).messages(...)`).
 
 Order of the prompt, chosen for KV-cache prefix reuse: [system: shared rules] [user: passages] [style's
 instructions] [question]. A local model (llama.cpp) reuses the longest common token prefix of consecutive calls,
@@ -16,7 +18,6 @@ Passages are shown as `<passage n="1" source="DOC p. 12">...</passage>` (pages s
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -25,21 +26,10 @@ from importlib import resources
 import jinja2
 import yaml
 
-from finrag.core.contracts import Citation, Passage
+from finrag.core.contracts import Passage
 from finrag.core.io import sha256_text
 
-DECLINE_PHRASE = "I cannot answer this from the provided passages."
 STYLES_ORDER = ("plain", "quote", "cot", "decline")
-
-_PASSAGE_RE = re.compile(r'<passage n="(\d+)" source="([^"]*)">\n(.*?)\n</passage>', re.S)
-_QUESTION_RE = re.compile(r"<question>\n(.*?)\n</question>", re.S)
-_CITE_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
-_ANSWER_RE = re.compile(
-    r"^[ \t>*_#-]*(?:final\s+)?answer[*_]*\s*:[*_]*", re.I | re.M
-)  # "- Answer:", "Final answer:"
-_ANSWER_TAG = re.compile(
-    r"</?answer\b[^>]*>", re.I
-)  # "<answer>Yes, ...</answer>": a wrapper some models write
 
 
 @dataclass(frozen=True)
@@ -55,7 +45,7 @@ class Style:
 
 
 def _read(name: str) -> str:
-    return resources.files("finrag.llm").joinpath("prompts", name).read_text(encoding="utf-8")
+    return resources.files("finrag.llm.prompts").joinpath("templates", name).read_text(encoding="utf-8")
 
 
 @cache
@@ -131,47 +121,57 @@ def as_documents(passages: list[Passage | dict]) -> list[dict]:
     return out
 
 
-def parse_prompt(messages: list[dict], documents: list[dict] | None = None) -> tuple[str, list[dict]]:
-    """Read back (question, passages [{n, text, source}]) from rendered messages (+ documents, if any)."""
-    user = "\n".join(
-        m["content"] for m in messages if m.get("role") == "user" and isinstance(m["content"], str)
-    )
-    qs = _QUESTION_RE.findall(user)
-    question = qs[-1] if qs else user.strip().splitlines()[-1] if user.strip() else ""
-    if documents:
-        passages = [
-            {"n": int(d.get("n", i + 1)), "text": d["text"], "source": d.get("title", "")}
-            for i, d in enumerate(documents)
-        ]
-    else:
-        passages = [{"n": int(n), "source": s, "text": t} for n, s, t in _PASSAGE_RE.findall(user)]
-    return question, passages
+# ---------------------------------------------------------------- the scoring tasks' prompts (judge, splitter, grader)
 
 
-def cited_passages(text: str) -> list[int]:
-    """Passage numbers cited as [n], [n, m] or [n][m], in order of first appearance."""
-    seen: list[int] = []
-    for group in _CITE_RE.findall(text):
-        for n in re.split(r"\s*[,;]\s*", group):
-            if int(n) not in seen:
-                seen.append(int(n))
-    return seen
+@dataclass(frozen=True)
+class TaskPrompt:
+    """One versioned task prompt from templates/tasks.yaml: a fixed system text and a jinja2 user template."""
+
+    name: str
+    version: int
+    description: str
+    system: str
+    user: str
+
+    @property
+    def template_id(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def messages(self, **variables: object) -> list[dict]:
+        """[system, user] messages with the variables filled in (a missing one is an error)."""
+        user = _task_env().from_string(self.user).render(**variables)
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+
+    def source_hash(self) -> str:
+        """A hash of everything that shapes the prompt (for the version-pinning test)."""
+        return sha256_text("\n---\n".join([self.template_id, self.system, self.user]))
 
 
-def bracket_citations(text: str) -> list[Citation]:
-    """Citations from [n] markers (no offsets: the model gave none)."""
-    return [Citation(passage=n) for n in cited_passages(text)]
+@cache
+def _task_env() -> jinja2.Environment:
+    return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
 
 
-def extract_answer(text: str) -> str:
-    """The final answer: the part after 'Answer:' when the model wrote one (cot style), else the whole text; an
-    <answer> wrapper is dropped so that the answer's first word ("Yes, ...") stays its first word."""
-    heads = list(_ANSWER_RE.finditer(text))
-    final = text[heads[-1].end() :] if heads else text
-    while heads and (again := _ANSWER_RE.match(final.strip())):  # "Final answer: Answer: $0"
-        final = final.strip()[again.end() :]
-    return _ANSWER_TAG.sub(" ", final).strip()
+@cache
+def task_prompts() -> dict[str, TaskPrompt]:
+    """Every task prompt of templates/tasks.yaml, by name."""
+    raw = yaml.safe_load(_read("tasks.yaml"))
+    return {name: TaskPrompt(name=name, **spec) for name, spec in raw.items()}
 
 
-def is_decline(text: str) -> bool:
-    return DECLINE_PHRASE.lower().rstrip(".") in " ".join(text.lower().split())
+def task_prompt(template_id: str) -> TaskPrompt:
+    """The task prompt `name@version`; asking for a version that is not the current one is an error, so a caller
+    pinned to an old text never silently gets a new one."""
+    name, _, version = template_id.partition("@")
+    try:
+        prompt = task_prompts()[name]
+    except KeyError:
+        raise KeyError(
+            f"unknown task prompt '{template_id}' (known: {', '.join(sorted(task_prompts()))})"
+        ) from None
+    if version and template_id != prompt.template_id:
+        raise KeyError(
+            f"task prompt '{template_id}' is not available: the current version is {prompt.template_id}"
+        )
+    return prompt
