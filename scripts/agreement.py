@@ -9,8 +9,9 @@ import os
 from pathlib import Path
 
 from _stage import main
-from finrag.core.config import mirror_dir, params
+from finrag.core.config import mirror_dir
 from finrag.core.io import write_json
+from finrag.core.params import AgreementParams
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
 from finrag.ingest.human_claims import load_all
@@ -35,13 +36,13 @@ def _human_rows(name: str, res: dict) -> list[dict]:
     return [{**row, "judge": name, "pair": f"human vs {name}"} for row in summary_table(res)]
 
 
-def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
-    mj = p.get("model_judges") or {}
-    if not mj.get("runs"):
+def _model_judges(p: AgreementParams, items: list, result: dict, records: dict) -> None:
+    mj = p.model_judges
+    if mj is None or not mj.runs:
         return
-    subset = model_judge_sample(items, mj["sample_sizes"], seed=p["seed"])
-    mode = os.environ.get("FINRAG_LLM_MODE", mj.get("cache_mode", "replay"))
-    result["model_judges"] = {"sample_sizes": mj["sample_sizes"], "n_items": len(subset), "runs": {}}
+    subset = model_judge_sample(items, mj.sample_sizes, seed=p.seed)
+    mode = os.environ.get("FINRAG_LLM_MODE", mj.cache_mode)
+    result["model_judges"] = {"sample_sizes": mj.sample_sizes, "n_items": len(subset), "runs": {}}
     backends: dict = {}
 
     def build(name: str, run: dict) -> tuple:
@@ -49,8 +50,8 @@ def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
         its KV cache, are shared between runs."""
         bname = run["backend"]
         if bname not in backends:
-            backends[bname] = backend_from_spec(mj.get("backends", {}).get(bname), default=bname)
-        llm = CachedLLM(backends[bname], mj["cache_dir"], mode=mode, stage="agreement")
+            backends[bname] = backend_from_spec(mj.backends.get(bname), default=bname)
+        llm = CachedLLM(backends[bname], mj.cache_dir, mode=mode, stage="agreement")
         jparams = copy.deepcopy(run.get("params") or {})  # never write into the params being recorded
         if "decoding" in run:  # combined passes it on to its LLM judge
             target = jparams.setdefault("llm_judge", {}) if run["judge"] == "combined" else jparams
@@ -61,23 +62,21 @@ def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
 
     # a run may take a smaller prefix of the same nested sample (its claims are then a subset of the others')
     run_items = {
-        name: model_judge_sample(items, run["sample_sizes"], seed=p["seed"])
-        if "sample_sizes" in run
-        else subset
-        for name, run in mj["runs"].items()
+        name: model_judge_sample(items, run["sample_sizes"], seed=p.seed) if "sample_sizes" in run else subset
+        for name, run in mj.runs.items()
     }
     if mode != "replay":  # record one-claim-a-call LLM judges claim by claim (KV cache reuse); replayed below
         one_call = {
             name: (run_items[name], build(name, run)[0])
-            for name, run in mj["runs"].items()
+            for name, run in mj.runs.items()
             if run["judge"] == "llm" and (run.get("params") or {}).get("batch_size", 1) == 1
         }
         record_interleaved(one_call)
-    for name, run in mj["runs"].items():
+    for name, run in mj.runs.items():
         items_run = run_items[name]
         judge, llm = build(name, run)
         verdicts = judge_items(items_run, judge, chunk=8)
-        res = evaluate_judge_on(items_run, judge, verdicts=verdicts, seed=p["seed"])
+        res = evaluate_judge_on(items_run, judge, verdicts=verdicts, seed=p.seed)
         records[name] = res.pop("records")
         res["model"] = llm.identity["model"]
         # only what replays identically: requests made (recorded or replayed alike) and the judge's parse counts
@@ -89,31 +88,31 @@ def _model_judges(p: dict, items: list, result: dict, records: dict) -> None:
         result["model_judges"]["runs"][name] = res
         result["summary"].extend(_human_rows(name, res))
     result["model_judges"]["pairs"] = {}
-    for a, b in mj.get("pairs", []):
+    for a, b in mj.pairs:
         if a not in records or b not in records:
             raise ValueError(f"agreement.model_judges.pairs: unknown judge in [{a}, {b}]")
-        res = ai_pairs_by_benchmark(records, a, b, seed=p["seed"])
-        result["model_judges"]["pairs"][f"{a}~{b}"] = res
-        for r in res:
+        pair_res = ai_pairs_by_benchmark(records, a, b, seed=p.seed)
+        result["model_judges"]["pairs"][f"{a}~{b}"] = pair_res
+        for r in pair_res:
             result["summary"].extend(pair_rows(a, b, r))
 
 
 def run() -> None:
-    p = params("agreement")
+    p = AgreementParams.load()
     mirror = mirror_dir(required=True)
-    loaded = load_all(mirror, labels_dir=Path(p["finrag_labels"]))
-    items = agreement_sample(loaded, sizes=p["sample_sizes"], seed=p["seed"])
+    loaded = load_all(mirror, labels_dir=Path(p.finrag_labels))
+    items = agreement_sample(loaded, sizes=p.sample_sizes, seed=p.seed)
     result: dict = {
         "loaded": {b: ld.summary() for b, ld in sorted(loaded.items())},
-        "sample_sizes": p["sample_sizes"],
+        "sample_sizes": p.sample_sizes,
         "judges": {},
         "summary": [],
     }
     records: dict[str, list] = {}
     with stage_run("agreement", p) as tracker:
-        for name in p["judges"]:
-            judge = make_judge(name, **p.get("judge_params", {}).get(name, {}))
-            res = evaluate_judge_on(items, judge, seed=p["seed"])
+        for name in p.judges:
+            judge = make_judge(name, **p.judge_params.get(name, {}))
+            res = evaluate_judge_on(items, judge, seed=p.seed)
             records[name] = res.pop("records")
             result["judges"][name] = res
             result["summary"].extend(_human_rows(name, res))
@@ -131,15 +130,15 @@ def run() -> None:
         for r in result["summary"]
         if (r["subset"] == "all" or r["benchmark"] == "findver") and r["level"] in ("binary", "answer")
     ]
-    forest_plot(forest_rows, Path(p["forest_plot"]))
-    if p.get("selection"):
+    forest_plot(forest_rows, Path(p.forest_plot))
+    if p.selection:
         result["selected_judge"] = select_judge(
-            result["summary"], p["selection"]["candidates"], p["selection"]["benchmarks"]
+            result["summary"], p.selection.candidates, p.selection.benchmarks
         )
     result["_provenance"] = provenance(
         "12_agreement", p, datasets=["findver", "attributionbench", "expertqa"]
     )
-    write_json(Path(p["metrics_out"]), result)
+    write_json(Path(p.metrics_out), result)
 
 
 if __name__ == "__main__":

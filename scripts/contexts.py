@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-from finrag.core.config import params
 from finrag.core.contracts import Question
 from finrag.core.io import read_json, read_jsonl, write_json, write_jsonl
+from finrag.core.params import ContextsParams, RetrieveParams
 from finrag.core.provenance import provenance
 from finrag.retrieve.contexts import ContextBuilder, context_summary, freeze_contexts, thaw_contexts
 from finrag.retrieve.methods import load_search_context
@@ -17,21 +17,21 @@ from finrag.retrieve.search import search
 
 
 def run() -> None:
-    p = params("contexts")
-    rp = params("retrieve")
-    sel = read_json(Path(p["selected"]))
+    p = ContextsParams.load()
+    rp = RetrieveParams.load()
+    sel = read_json(Path(p.selected))
     chunker, embedder, method = sel["chunker"], sel["embedder"], sel["method"]
-    ctx = load_search_context(chunker, embedder, rp, methods=[method])
+    ctx = load_search_context(chunker, embedder, rp.as_dict(), methods=[method])
     chunks = ctx.chunks
-    builder = ContextBuilder(chunks, lambda text, k, allowed: search(ctx, method, text, k, allowed), k=p["k"])
-    questions = [q for q in read_jsonl(Path(p["questions"]), Question) if q.available]
+    builder = ContextBuilder(chunks, lambda text, k, allowed: search(ctx, method, text, k, allowed), k=p.k)
+    questions = [q for q in read_jsonl(Path(p.questions), Question) if q.available]
     setup = f"{chunker}/{embedder}/{method}"
-    frozen = freeze_contexts(questions, p["modes"], builder, setup)
-    write_jsonl(Path(p["out"]), frozen)
+    frozen = freeze_contexts(questions, p.modes, builder, setup)
+    write_jsonl(Path(p.out), frozen)
     summary = context_summary(questions, thaw_contexts(frozen, chunks), setup)
     write_json(
-        Path(p["metrics_out"]),
-        {**summary, "_provenance": provenance("15_contexts", p, inputs=[p["selected"]])},
+        Path(p.metrics_out),
+        {**summary, "_provenance": provenance("15_contexts", p, inputs=[p.selected])},
     )
 
 

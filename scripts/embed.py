@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from _stage import main
-from finrag.core.config import params
 from finrag.core.contracts import Chunk
 from finrag.core.io import atomic_open, read_jsonl
+from finrag.core.params import EmbedParams
 from finrag.retrieve.embedding import embed_with_cache, make_embedder
 
 
@@ -25,9 +25,9 @@ def run() -> None:
         "(N processes side by side, each with workers=1; the stage itself then assembles from the cache)",
     )
     args = ap.parse_args()
-    p = params("embed")
-    chunks = read_jsonl(Path(p["chunks_dir"]) / f"{args.chunker}.jsonl", Chunk)
-    settings = dict(p["embedders"].get(args.embedder, {}))
+    p = EmbedParams.load()
+    chunks = read_jsonl(Path(p.chunks_dir) / f"{args.chunker}.jsonl", Chunk)
+    settings = dict(p.embedders.get(args.embedder, {}))
     shard = None
     if args.shard:
         i, n = (int(x) for x in args.shard.split("/"))
@@ -37,14 +37,14 @@ def run() -> None:
     vectors = embed_with_cache(
         embedder,
         [c.text for c in chunks],
-        Path(p["cache_dir"]) / args.embedder,
-        p["batch_size"],
+        Path(p.cache_dir) / args.embedder,
+        p.batch_size,
         progress=True,
         shard=shard,
     )
     if vectors is None:
         return
-    out = Path(p["out_dir"]) / args.chunker / f"{args.embedder}.npy"
+    out = Path(p.out_dir) / args.chunker / f"{args.embedder}.npy"
     with atomic_open(out, "wb") as fh:
         np.save(fh, np.asarray(vectors, dtype=np.float32))
 

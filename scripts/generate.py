@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 
 from _stage import main
-from finrag.core.config import params
 from finrag.core.contracts import Question
 from finrag.core.io import read_jsonl, write_json, write_jsonl
+from finrag.core.params import GenerateParams
 from finrag.core.tracking import stage_run
 from finrag.generate.run import (
     backend_settings,
@@ -48,17 +48,17 @@ def run() -> None:
         if not 0 <= i < n:
             raise SystemExit(f"--shard {args.shard}: need 0 <= I < N")
         shard = (i, n)
-    p = params("generate")
+    p = GenerateParams.load()
     try:
-        fams = select_families(p, args.family)
+        fams = select_families(p.as_dict(), args.family)
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
     backend_name, overrides = shared_backend(fams)
     try:
-        setup, contexts = load_frozen_contexts(Path(p["contexts"]), Path(p["chunks_dir"]))
+        setup, contexts = load_frozen_contexts(Path(p.contexts), Path(p.chunks_dir))
     except (ValueError, FileNotFoundError) as exc:
         raise SystemExit(str(exc)) from None
-    questions = [q for q in read_jsonl(Path(p["questions"]), Question) if q.available]
+    questions = [q for q in read_jsonl(Path(p.questions), Question) if q.available]
     if shard is not None:
         questions = questions[shard[0] :: shard[1]]
     modes = sorted({mode for fam in fams.values() for mode in fam["contexts"]})
@@ -67,8 +67,8 @@ def run() -> None:
         raise SystemExit(
             f"{len(absent)} question/mode pairs have no frozen context (first {absent[0]}): re-run contexts"
         )
-    specs = [spec for name, fam in fams.items() for spec in family_specs(name, fam, p["decoding"])]
-    settings = backend_settings(p, backend_name, overrides)
+    specs = [spec for name, fam in fams.items() for spec in family_specs(name, fam, p.decoding)]
+    settings = backend_settings(p.as_dict(), backend_name, overrides)
     if shard is not None and ("prices" in settings or "cap_usd" in settings):
         raise SystemExit(
             f"--shard is for local models: {backend_name} has prices, and each shard would count the spending cap "
@@ -78,15 +78,15 @@ def run() -> None:
         # a speed setting, not in the cache key: N one-thread processes share the cores
         settings["n_threads"] = 1
     backend = make_backend(backend_name, **settings)
-    mode = os.environ.get("FINRAG_LLM_MODE", p["cache_mode"])
+    mode = os.environ.get("FINRAG_LLM_MODE", p.cache_mode)
     if shard is not None and mode == "replay":
         raise SystemExit(
             "--shard records calls: set FINRAG_LLM_MODE=auto (a replay writes outputs unsharded)"
         )
     label = "+".join(args.family)
-    llm = CachedLLM(backend, p["cache_dir"], mode=mode, stage=f"generate_{label}")
+    llm = CachedLLM(backend, p.cache_dir, mode=mode, stage=f"generate_{label}")
     with stage_run(f"generate_{label}", {**fams, "setup": setup}) as tracker:
-        answers = generate_answers(questions, contexts, llm, specs, p["decoding"])
+        answers = generate_answers(questions, contexts, llm, specs, p.decoding)
         tracker.metrics(llm.stats())
     if shard is not None:
         print(
@@ -96,10 +96,10 @@ def run() -> None:
     for name in args.family:
         stats = {}
         for spec in (s for s in specs if s.family == name):
-            write_jsonl(Path(p["answers_dir"]) / name / f"{spec.run_id}.jsonl", answers[spec.run_id])
+            write_jsonl(Path(p.answers_dir) / name / f"{spec.run_id}.jsonl", answers[spec.run_id])
             stats[spec.run_id] = run_stats(answers[spec.run_id])
         write_json(
-            Path(p["stats_dir"]) / f"generation_{name}.json",
+            Path(p.stats_dir) / f"generation_{name}.json",
             {"family": name, "runs": dict(sorted(stats.items()))},
         )
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-from finrag.core.config import mirror_dir, params
+from finrag.core.config import mirror_dir
 from finrag.core.io import read_json, write_json
+from finrag.core.params import IngestParams
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
 from finrag.ingest.corpus import run_ingest
@@ -14,9 +15,9 @@ from finrag.ingest.fetch import ensure_study_inputs
 
 
 def run() -> None:
-    p = params("ingest")
+    p = IngestParams.load()
     # the mirror, with every file of data/inputs.csv the study reads: fetched (verified) when missing and allowed
-    mirror = ensure_study_inputs(mirror_dir(), fetch=p["fetch"])
+    mirror = ensure_study_inputs(mirror_dir(), fetch=p.fetch)
     metrics_out = Path("results/metrics/ingest.json")
     with stage_run("ingest", p) as tracker:
         metrics = run_ingest(
@@ -24,9 +25,9 @@ def run() -> None:
             out_dir=Path("data/corpus"),
             questions_out=Path("data/questions/financebench.jsonl"),
             metrics_out=metrics_out,
-            include=p["include"],
-            threshold=p["align_threshold"],
-            number_threshold=p["align_number_threshold"],
+            include=p.include,
+            threshold=p.align_threshold,
+            number_threshold=p.align_number_threshold,
         )
         tracker.metrics(metrics)
     metrics = read_json(metrics_out)

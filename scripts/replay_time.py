@@ -6,18 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-from finrag.core.config import mirror_dir, params, repo_root
+from finrag.core.config import mirror_dir, repo_root
 from finrag.core.io import write_json
+from finrag.core.params import ReplayTimeParams
 from finrag.release.bundle import time_replay
 
 
 def run() -> None:
-    p = params("replay_time")
+    p = ReplayTimeParams.load()
     mirror = mirror_dir()
     if mirror is None:
         raise SystemExit("replay_time needs the data mirror: set FINRAG_MIRROR")
-    result = time_replay(repo_root(), mirror, list(p["stages"]))
-    write_json(Path(p["out"]), result)
+    result = time_replay(repo_root(), mirror, list(p.stages))
+    write_json(Path(p.out), result)
     if not result["byte_identical"]:
         raise SystemExit(f"replay_time: the replay changed {result['changed']}")
 

@@ -7,9 +7,9 @@ import argparse
 from pathlib import Path
 
 from _stage import main
-from finrag.core.config import params
 from finrag.core.contracts import Question
 from finrag.core.io import read_jsonl
+from finrag.core.params import RetrieveParams
 from finrag.retrieve.grid import write_run
 from finrag.retrieve.methods import load_search_context, run_method
 
@@ -19,12 +19,12 @@ def run() -> None:
     ap.add_argument("--chunker", required=True)
     ap.add_argument("--embedder", required=True)
     args = ap.parse_args()
-    p = params("retrieve")
-    questions = [q for q in read_jsonl(Path(p["questions"]), Question) if q.available]
-    ctx = load_search_context(args.chunker, args.embedder, p)
-    out_dir = Path(p["out_dir"]) / f"{args.chunker}-{args.embedder}"
-    for method in p["methods"]:
-        rankings = run_method(ctx, method, questions, p["k"])
+    p = RetrieveParams.load()
+    questions = [q for q in read_jsonl(Path(p.questions), Question) if q.available]
+    ctx = load_search_context(args.chunker, args.embedder, p.as_dict())
+    out_dir = Path(p.out_dir) / f"{args.chunker}-{args.embedder}"
+    for method in p.methods:
+        rankings = run_method(ctx, method, questions, p.k)
         write_run(out_dir / f"{method}.jsonl", rankings)
 
 

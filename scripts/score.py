@@ -9,8 +9,8 @@ from functools import partial
 from pathlib import Path
 
 from _stage import main
-from finrag.core.config import params
 from finrag.core.io import write_json, write_jsonl
+from finrag.core.params import ScoreParams
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
 from finrag.generate.run import generation_summary
@@ -22,30 +22,30 @@ from finrag.score.tables import run_summary
 
 
 def run() -> None:
-    p = params("score")
-    family_of = {str(f): fam for fam in p["families"] for f in (Path(p["answers_dir"]) / fam).glob("*.jsonl")}
+    p = ScoreParams.load()
+    family_of = {str(f): fam for fam in p.families for f in (Path(p.answers_dir) / fam).glob("*.jsonl")}
     files = sorted(family_of)
     answers = {f: load_answers([f]) for f in files}  # read once, for the scores and for generation.json
     # the model-backed parts (off by default): the LLM judge on a sample (and the LLM claim splitter on the same
     # answers), the LLM grader where the grader is unsure
-    mode = os.environ.get("FINRAG_LLM_MODE", p.get("cache_mode", "replay"))
-    lspec, gspec = p.get("llm_judge") or {}, p.get("llm_grader") or {}
+    mode = os.environ.get("FINRAG_LLM_MODE", p.cache_mode)
+    lspec, gspec, sspec = p.llm_judge or {}, p.llm_grader or {}, p.llm_splitter or {}
     factory = None
     if lspec.get("model"):
-        factory = partial(make_judge, llm=cached_llm(lspec["model"], p["cache_dir"], mode, "score"))
+        factory = partial(make_judge, llm=cached_llm(lspec["model"], p.cache_dir, mode, "score"))
     splitter_llm = None
-    if (p.get("llm_splitter") or {}).get("model"):
-        splitter_llm = cached_llm(p["llm_splitter"]["model"], p["cache_dir"], mode, "score")
+    if sspec.get("model"):
+        splitter_llm = cached_llm(sspec["model"], p.cache_dir, mode, "score")
     grader = None
     if gspec.get("model"):
         grader = CachedLLMGrader(
-            cached_llm(gspec["model"], p["cache_dir"], mode, "score"), gspec.get("decoding")
+            cached_llm(gspec["model"], p.cache_dir, mode, "score"), gspec.get("decoding")
         )
     with stage_run("score", p) as tracker:
         result = run_scoring(
             [a for f in files for a in answers[f]],
-            Path(p["questions"]),
-            p,
+            Path(p.questions),
+            p.as_dict(),
             judge_factory=factory,
             llm_grader=grader,
             llm_splitter_llm=splitter_llm,
@@ -59,16 +59,16 @@ def run() -> None:
             }
         tracker.metrics({"answers": len(result["records"])})
     scatter = tables.pop("scatter_points")
-    write_plots({**tables, "scatter_points": scatter}, Path(p["plots_dir"]))
+    write_plots({**tables, "scatter_points": scatter}, Path(p.plots_dir))
     tables["summary"] = run_summary(result["records"])
     prov = provenance("14_score", p, inputs=files)
     tables["_provenance"] = prov
-    write_json(Path(p["metrics_out"]), tables)
-    write_jsonl(Path(p["records_out"]), result["records"])
+    write_json(Path(p.metrics_out), tables)
+    write_jsonl(Path(p.records_out), result["records"])
     by_family: dict[str, list] = defaultdict(list)
     for f in files:
         by_family[family_of[f]].extend(answers[f])
-    write_json(Path(p["generation_out"]), {**generation_summary(by_family), "_provenance": prov})
+    write_json(Path(p.generation_out), {**generation_summary(by_family), "_provenance": prov})
 
 
 if __name__ == "__main__":

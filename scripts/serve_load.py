@@ -6,23 +6,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-from finrag.core.config import params, repo_root
+from finrag.core.config import repo_root
 from finrag.core.io import write_json
+from finrag.core.params import ServeLoadParams
 from finrag.serve.loadtest import run_load_test
 
 
 def run() -> None:
-    p = params("serve_load")
+    p = ServeLoadParams.load()
     out = run_load_test(
         repo_root(),
-        users=p["users"],
-        duration_s=p["duration_s"],
-        live_questions=p["live_questions"],
-        seed=p["seed"],
-        goal_rps=p["goal"]["requests_per_s"],
-        goal_p99_ms=p["goal"]["p99_ms"],
+        users=p.users,
+        duration_s=p.duration_s,
+        live_questions=p.live_questions,
+        seed=p.seed,
+        goal_rps=p.goal.requests_per_s,
+        goal_p99_ms=p.goal.p99_ms,
     )
-    write_json(Path(p["out"]), out)
+    write_json(Path(p.out), out)
 
 
 if __name__ == "__main__":

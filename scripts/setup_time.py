@@ -6,21 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-from finrag.core.config import mirror_dir, params, repo_root
+from finrag.core.config import mirror_dir, repo_root
 from finrag.core.io import write_json
+from finrag.core.params import SetupTimeParams
 from finrag.serve.loadtest import run_setup_time
 
 
 def run() -> None:
-    p = params("setup_time")
+    p = SetupTimeParams.load()
     mirror = mirror_dir()
     if mirror is None:
         raise SystemExit("setup_time needs the data mirror: set FINRAG_MIRROR")
     write_json(
-        Path(p["out"]),
-        run_setup_time(
-            repo_root(), mirror, question=p["question"], cold_package_cache=p["cold_package_cache"]
-        ),
+        Path(p.out),
+        run_setup_time(repo_root(), mirror, question=p.question, cold_package_cache=p.cold_package_cache),
     )
 
 

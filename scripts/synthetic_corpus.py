@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-from finrag.core.config import params
+from finrag.core.params import SyntheticCorpusParams
 from finrag.synthetic.generator import write_corpus
 
 
 def run() -> None:
-    p = params("synthetic_corpus")
-    write_corpus(Path(p["out_dir"]), seed=p["seed"], **p.get("generator", {}))
+    p = SyntheticCorpusParams.load()
+    write_corpus(Path(p.out_dir), seed=p.seed, **p.generator)
 
 
 if __name__ == "__main__":

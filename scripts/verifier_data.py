@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-from finrag.core.config import mirror_dir, params
+from finrag.core.config import mirror_dir
+from finrag.core.params import VerifierDataParams
 from finrag.score.verifier.build import build_training_data
 
 
 def run() -> None:
-    p = params("verifier_data")
-    build_training_data(mirror_dir(required=True), Path(p["out_dir"]), p)
+    p = VerifierDataParams.load()
+    build_training_data(mirror_dir(required=True), Path(p.out_dir), p.as_dict())
 
 
 if __name__ == "__main__":

@@ -148,6 +148,8 @@ def test_judge_prompt_renders_one_claim_or_a_numbered_list():
     assert one[0]["role"] == "system" and "SUPPORTED when the passages state it" in one[0]["content"]
     assert one[1]["content"].startswith("Passages:\n\n[1] Net sales were $5.\n\nClaim: Sales were $5.\n\n")
     many = judge.messages(passages_block="Passages: none.", claims=["a", "b {{ c }}"])[1]["content"]
-    assert "Claims:\n1. a\n2. b {{ c }}\n\nFor each claim write one line" in many  # claim text is not a template
+    assert (
+        "Claims:\n1. a\n2. b {{ c }}\n\nFor each claim write one line" in many
+    )  # claim text is not a template
     with pytest.raises(Exception, match="claims"):
         judge.messages(passages_block="Passages: none.")  # a missing variable is an error, never blank

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, cast
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -750,7 +750,7 @@ def data_manifest(
     from finrag.ingest.fetch import build_manifest, manifest_path, manifest_text, write_manifest
 
     with _errors("data manifest"):
-        rows = build_manifest(mirror or cast(Path, mirror_dir(required=True)))
+        rows = build_manifest(mirror or mirror_dir(required=True))
         if check:
             if manifest_path().read_text(encoding="utf-8") != manifest_text(rows):
                 _fail(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from functools import cache
 from pathlib import Path
+from typing import Literal, overload
 
 import yaml
 
@@ -47,6 +48,10 @@ def params(section: str | None = None, path: Path | None = None) -> dict:
     return data[section]
 
 
+@overload
+def mirror_dir(required: Literal[True]) -> Path: ...
+@overload
+def mirror_dir(required: bool = False) -> Path | None: ...
 def mirror_dir(required: bool = False) -> Path | None:
     """The local mirror of real data (financebench/, edgar/, humanlabels/, tatqa/), or None."""
     env = os.environ.get("FINRAG_MIRROR")

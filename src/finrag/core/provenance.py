@@ -6,14 +6,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from finrag.core.io import canonical_json, sha256_file, sha256_text
+from finrag.core.params import StageParams
 
 
-def params_hash(params: Mapping) -> str:
-    return sha256_text(canonical_json(params))[:16]
+def params_hash(params: Mapping | StageParams) -> str:
+    """The hash of a params section as params.yaml writes it (a typed section hashes its raw form)."""
+    raw = params.as_dict() if isinstance(params, StageParams) else params
+    return sha256_text(canonical_json(raw))[:16]
 
 
 def provenance(
-    stage: str, params: Mapping, inputs: Iterable[str | Path] = (), datasets: Iterable[str] = ()
+    stage: str, params: Mapping | StageParams, inputs: Iterable[str | Path] = (), datasets: Iterable[str] = ()
 ) -> dict:
     """A small block stored under `_provenance` in each metrics JSON."""
     files = {}

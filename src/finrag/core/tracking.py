@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from finrag.core.config import repo_root
+from finrag.core.params import StageParams
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ def _numeric(d: Mapping) -> dict[str, float]:
 
 
 @contextlib.contextmanager
-def stage_run(stage: str, params: Mapping | None = None, nested: bool = False) -> Iterator[Any]:
+def stage_run(stage: str, params: Mapping | StageParams | None = None, nested: bool = False) -> Iterator[Any]:
     """Open an MLflow run for a stage; yields a logger with .metrics(dict) (no-op when MLflow is unusable)."""
     if os.environ.get("FINRAG_NO_MLFLOW"):
         yield _NullRun()
@@ -53,6 +54,8 @@ def stage_run(stage: str, params: Mapping | None = None, nested: bool = False) -
         log.warning("MLflow unavailable (%s); stage continues without tracking", exc)
         yield _NullRun()
         return
+    if isinstance(params, StageParams):
+        params = params.as_dict()
     if params:
         try:
             mlflow.log_params({k: str(v)[:500] for k, v in _flatten(params).items()})

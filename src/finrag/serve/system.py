@@ -29,12 +29,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from finrag.core.config import params as read_params
 from finrag.core.config import repo_root
 from finrag.core.contracts import Answer, Chunk, Document, Passage, Question
 from finrag.core.io import read_json, read_jsonl
+from finrag.core.params import ServeParams
 
 log = logging.getLogger(__name__)
 
@@ -47,51 +46,6 @@ class ServeError(RuntimeError):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status, self.message = status, message
-
-
-class QueueParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    workers: int = Field(1, ge=1, description="answers computed at once (each holds the model)")
-    max_waiting: int = Field(8, ge=0, description="requests waiting for a worker; one more gets 503")
-    retry_after_s: int = Field(2, ge=1)
-
-
-class StoreParams(BaseModel):
-    """Where the live dense search keeps the selected setup's vectors: faiss in memory (default), or Qdrant
-    embedded in a folder (`path`, reused across restarts) or a Qdrant server (`url`). FINRAG_SERVE_QDRANT
-    overrides: a URL (http...) or a folder."""
-
-    model_config = ConfigDict(extra="forbid")
-    kind: str = "faiss"
-    path: str | None = None
-    url: str | None = None
-    collection: str = "finrag-serve"
-
-
-class ServeParams(BaseModel):
-    """The `serve:` section of params.yaml (checked at start-up: an unknown key is an error)."""
-
-    model_config = ConfigDict(extra="forbid")
-    host: str = "127.0.0.1"
-    port: int = 8080
-    cache_dir: str = "llm_cache"
-    cache_mode: str = "auto"  # FINRAG_LLM_MODE overrides: replay refuses a live miss with 409
-    backend: str | None = (
-        None  # None: the selected system's own; else a generate.backends name (FINRAG_SERVE_BACKEND)
-    )
-    eval_metrics: str = "results/metrics/eval_main.json"
-    agreement_metrics: str = "results/metrics/judge_agreement.json"
-    records: str = "results/scores/records.jsonl"
-    documents: str = "data/corpus/documents.jsonl"
-    max_question_chars: int = 2000
-    max_top_k: int = 50
-    timeout_s: float = 60.0
-    answer_memo: int = Field(
-        4096, ge=0, description="finished responses kept in memory (the cached-answer path)"
-    )
-    rate_limit_per_minute: int = Field(120, ge=1, description="per API key, when FINRAG_API_KEYS is set")
-    queue: QueueParams = Field(default_factory=QueueParams)  # type: ignore[arg-type]
-    store: StoreParams = Field(default_factory=StoreParams)
 
 
 def normalise_question(text: str) -> str:

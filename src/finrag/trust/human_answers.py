@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 from finrag.core.config import mirror_dir
 from finrag.core.io import read_jsonl
@@ -51,13 +50,13 @@ class FBLabelledAnswer:
 
 def results_files(mirror: Path | None = None) -> list[Path]:
     """The human-labelled results files, sorted by name."""
-    m = Path(mirror) if mirror is not None else cast(Path, mirror_dir(required=True))
+    m = Path(mirror) if mirror is not None else mirror_dir(required=True)
     return sorted((m / "financebench" / "results").glob("*.jsonl"))
 
 
 def load_financebench_gold(mirror: Path | None = None) -> dict[str, dict]:
     """financebench_open_source.jsonl keyed by financebench_id."""
-    m = Path(mirror) if mirror is not None else cast(Path, mirror_dir(required=True))
+    m = Path(mirror) if mirror is not None else mirror_dir(required=True)
     rows = read_jsonl(m / "financebench" / "financebench_open_source.jsonl")
     return {r["financebench_id"]: r for r in rows}
 
