@@ -20,7 +20,9 @@ def test_every_section_of_params_yaml_has_a_model_and_validates():
 
 
 def _write(tmp_path: Path, data: dict) -> Path:
-    path = tmp_path / f"params{len(list(tmp_path.iterdir()))}.yaml"  # a new name each time: params files are cached
+    path = (
+        tmp_path / f"params{len(list(tmp_path.iterdir()))}.yaml"
+    )  # a new name each time: params files are cached
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     return path
 

@@ -8,6 +8,7 @@ warning and `repair_jsonl_tail` cuts it off before the next append; any other ma
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -189,3 +190,28 @@ def restored_on_failure(root: str | Path) -> Iterator[None]:
                 with atomic_open(p, "wb") as fh:
                     fh.write(data)
         raise
+
+
+def append_locked(path: Path, data: bytes, stacklevel: int = 3) -> None:
+    """Append `data` (whole JSON lines) to `path` in one write + fsync under an exclusive lock, after cutting a torn
+    last line a crash may have left: a crash loses at most the lines being written, and two processes appending to
+    the same file never interleave. A new file's folder entry is fsynced too. (The response cache and the labelling
+    server both append this way.)"""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    created = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        repair_jsonl_tail(fd, path, stacklevel=stacklevel + 1)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)  # closing releases the lock
+    if created:
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)

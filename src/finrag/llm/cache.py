@@ -27,15 +27,13 @@ seeds; the key holds both the replicate and the seed actually sent.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import warnings
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from finrag.core.io import canonical_json, read_jsonl, repair_jsonl_tail, sha256_text
+from finrag.core.io import append_locked, canonical_json, read_jsonl, sha256_text
 from finrag.llm.backends.base import Backend, Completion, check_messages, normalize_decoding
 
 FORMAT_VERSION = 2  # 2: entries carry response_sha256
@@ -208,25 +206,7 @@ class ResponseCache:
             if dup:
                 raise CacheCorrupt(f"{path}: refusing to append: {dup}")
             return path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        line = entry_line(entry)
-        created = not path.exists()
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            repair_jsonl_tail(fd, path, stacklevel=4)
-            view = memoryview(line)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)  # closing releases the lock
-        if created:
-            dfd = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
+        append_locked(path, entry_line(entry), stacklevel=4)
         self.entries[entry["key"]] = entry
         self.where[entry["key"]] = f"{path} (appended by this process)"
         return path

@@ -15,7 +15,6 @@ Dense retrieval and reranking are protocols here; embedding.py / reranker.py imp
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -25,6 +24,7 @@ from scipy import sparse
 
 from finrag.core.contracts import Chunk, Document, Question
 from finrag.core.registry import Registry
+from finrag.core.text import SEARCH_STOP_EN, SEARCH_STOP_ES, fold_accents
 
 Hit = tuple[int, float]
 
@@ -46,44 +46,8 @@ class Reranker(Protocol):
 # ------------------------------------------------------------------------------------------------ tokenizer
 
 
-def _words(s: str) -> frozenset[str]:
-    return frozenset(s.split())
-
-
-# Function words only (articles, pronouns, auxiliaries, conjunctions, common prepositions), as NLTK's English
-# list. Not scikit-learn's ENGLISH_STOP_WORDS: it also drops content words that matter in filings ("interest",
-# "amount", "bill", "system", "part", "first", "top"), and importing scikit-learn here cost seconds per process.
-_EN_STOP = _words(
-    """
-    a an the and or but if then else so than too very s t can will just don should now i me my myself we
-    our ours ourselves you your yours yourself yourselves he him his himself she her hers herself it its
-    itself they them their theirs themselves what which who whom whose this that these those am is are
-    was were be been being have has had having do does did doing would could might must shall may of at
-    by for with about into through during to from in on off out as until while such only own same both
-    each other any some all here there when where why how also
-    """
-)
-
-# Spanish function words (articles, prepositions, pronouns, conjunctions, auxiliaries; after accent folding),
-# after the Snowball Spanish stop list; no installed package ships one.
-_ES_STOP = _words(
-    """
-    a al algo algunas algunos ante antes como con contra cual cuales cuando de del desde donde durante e
-    el ella ellas ellos en entre era erais eran eras eres es esa esas ese eso esos esta estaba estaban
-    estado estamos estan estar estas este esto estos estoy fue fueron fui ha habia habian han has hasta
-    hay la las le les lo los me mi mis mucho muchos muy nada ni nos nosotros o os otra otras otro otros
-    para pero poco por porque que quien quienes se sea sean ser si sido sin sobre son su sus tambien te
-    tenemos tener tiene tienen todo todos tu tus un una uno unos usted ustedes y ya yo
-    """
-)
-
 # a number with thousands/decimal separators (1,577.00 / 13.668,9 / 1.234.567) or any alphanumeric run
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")
-
-
-def fold_accents(s: str) -> str:
-    """NFKD, then drop combining marks: inversión -> inversion, año -> ano."""
-    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
 
 
 def normalise_number(tok: str, language: str = "en") -> str:
@@ -127,7 +91,7 @@ class Tokenizer:
         if language not in ("en", "es"):
             raise ValueError(f"unsupported language '{language}' (en, es)")
         self.language = language
-        self.stop = _EN_STOP if language == "en" else _ES_STOP
+        self.stop = SEARCH_STOP_EN if language == "en" else SEARCH_STOP_ES
 
     def __call__(self, text: str) -> list[str]:
         text = text.lower()

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from finrag.core.contracts import Claim
+from finrag.core.text import CLAIM_STOP_EN
 from finrag.llm.prompts.render import task_prompt
 
 # ---------------------------------------------------------------- text utilities (shared with judge/citations)
@@ -83,24 +84,10 @@ def parse_markers(text: str) -> list[int]:
 
 # English function words (a subset of the Glasgow list that scikit-learn ships): kept here because importing
 # scikit-learn for a word list costs seconds on every judge start.
-_STOPWORDS_TEXT = """
-    a about above after again against all almost along already also although always am among an and
-    another any are around as at be became because been before being below between both but by can cannot
-    could did do does doing done down during each either else enough etc even ever every few for from
-    further had has have having he her here hers herself him himself his how however i if in into is it
-    its itself just least less many may me might more most much must my myself neither no nor not now of
-    off often on once only onto or other others otherwise our ours ourselves out over own per perhaps
-    quite rather same several she should since so some such than that the their theirs them themselves
-    then there thereby therefore these they this those though through throughout thus to together too
-    toward towards under until up upon us very via was we well were what whatever when whenever where
-    whereas whether which while who whoever whole whom whose why will with within without would yet you
-    your yours yourself yourselves company companys approximately respectively
-"""
-_STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 
 def stop_words() -> frozenset[str]:
-    return _STOPWORDS
+    return CLAIM_STOP_EN
 
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s")

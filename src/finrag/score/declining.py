@@ -12,9 +12,17 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
+from finrag.llm.prompts.parse import is_decline
 from finrag.score.numbers import Figure, extract_figures
 
-__all__ = ["false_premise_response", "is_refusal", "refusal_cue", "repeats_premise"]
+__all__ = [
+    "declined",
+    "false_premise_response",
+    "is_abstention",
+    "is_refusal",
+    "refusal_cue",
+    "repeats_premise",
+]
 
 _INFO = (
     r"(?:information|info|data|details?|figures?|numbers?|evidence|context|text|document|documents|excerpts?|filing"
@@ -117,6 +125,29 @@ def is_refusal(text: str) -> bool:
     if len(sentences) < 2 or refusal_cue(sentences[1], n_sentences=1) is None:
         return False
     return not any(not f.is_year for f in extract_figures(sentences[0]))
+
+
+def declined(final_answer: str) -> bool:
+    """The study's `declined`: the final answer opens with a refusal, or uses the decline prompt's own phrase
+    (the score stage and the service both read it from here)."""
+    return is_refusal(final_answer) or is_decline(final_answer)
+
+
+# The synthetic study's looser rule (Spanish and English): a refusal cue anywhere in the answer, not only in its
+# opening. Its figures were measured with it, so it stays beside the study's rule rather than replaced by it.
+_ABSTAIN_RE = re.compile(
+    r"\bno\s+(?:consta|figura|aparece|se\s+(?:indica|menciona|especifica|informa|recoge|proporciona|detalla|"
+    r"desglosa|puede|dispone)|est[áa]\s+disponible|dispon\w*|hay\s+(?:informaci[óo]n|datos)|es\s+posible|"
+    r"puedo|contiene|incluye)"
+    r"|\bsin\s+informaci[óo]n|\bnot\s+(?:available|stated|mentioned|provided|disclosed|found)"
+    r"|\bcannot\s+(?:be\s+)?(?:determined?|answer(?:ed)?)|\bno\s+information|\binsufficient\b|\bdeclin",
+    re.IGNORECASE,
+)
+
+
+def is_abstention(text: str) -> bool:
+    """Does the answer decline anywhere ("No consta ...", "not stated ...")? The synthetic study's rule."""
+    return bool(_ABSTAIN_RE.search(text or ""))
 
 
 def false_premise_response(

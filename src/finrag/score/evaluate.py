@@ -37,11 +37,12 @@ from finrag.core.contracts import Answer, Question
 from finrag.core.io import read_jsonl
 from finrag.core.sampling import per_stratum_ranks, per_stratum_sample
 from finrag.core.stats import DEFAULT_SEED
-from finrag.llm.prompts.parse import extract_answer, is_decline
+from finrag.llm.prompts.parse import extract_answer
 from finrag.retrieve.metrics import evidence_pages, evidence_recall
 from finrag.score.citations import score_answer_citations
 from finrag.score.claims import score_answer, split_claims
-from finrag.score.declining import false_premise_response, is_refusal, repeats_premise
+from finrag.score.declining import declined as is_declined
+from finrag.score.declining import false_premise_response, repeats_premise
 from finrag.score.grader import grade
 
 log = logging.getLogger(__name__)
@@ -128,7 +129,7 @@ def score_answer_record(
     an LLM as well, those claims judged by the primary judge (and by the LLM judge with `split_judged_by_llm`), so
     the deterministic splitter has a measured rival."""
     final = extract_answer(a.text)
-    declined = is_refusal(final) or is_decline(final)
+    declined = is_declined(final)
     behaviour = expected_behaviour(q)
     rec: dict = {
         "qid": a.qid,

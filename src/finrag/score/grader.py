@@ -62,6 +62,7 @@ from typing import Literal, cast
 import snowballstemmer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from finrag.core.text import GRADER_STOP_ES, GRADER_STOP_EXTRA
 from finrag.score.claims import split_sentences, strip_citations
 from finrag.score.declining import refusal_cue
 from finrag.score.numbers import (
@@ -183,17 +184,7 @@ def match_figure(g: Figure, a: Figure, tol: float = REL_TOL) -> Literal["match",
 
 # ------------------------------------------------------------------------------------------------ text matching
 
-_EXTRA_STOP = {
-    "fy", "fiscal", "year", "years", "company", "companies", "approximately", "roughly", "around", "about",
-    "million", "millions", "billion", "billions", "mn", "bn", "usd", "total", "answer", "based", "primarily",
-    "mainly", "significant", "key", "main", "major", "ratio", "q1", "q2", "q3", "q4", "inc", "corporation", "corp",
-    "vs", "versus", "compared",
-}  # fmt: skip
-_STOP_ES = {
-    "el", "la", "los", "las", "de", "del", "en", "y", "que", "por", "con", "un", "una", "es", "se", "al", "lo", "su",
-    "sus", "para", "como", "más", "mas", "ha", "han", "fue", "son", "millones", "miles", "euros", "ejercicio", "año",
-}  # fmt: skip
-_STOPS = {"en": set(ENGLISH_STOP_WORDS) | _EXTRA_STOP, "es": _STOP_ES | _EXTRA_STOP}
+_STOPS = {"en": set(ENGLISH_STOP_WORDS) | GRADER_STOP_EXTRA, "es": GRADER_STOP_ES | GRADER_STOP_EXTRA}
 _WORD = re.compile(r"[a-záéíóúñü]+(?:'[a-z]+)?", re.IGNORECASE)
 _COMPOUNDS = [
     (re.compile(r"\bcash\s*-?\s*flows?\b", re.I), "cashflow"),

@@ -426,10 +426,10 @@ class SelectedSystem:
 
     def _score(self, ans: Answer, bench: Question | None) -> dict:
         """The study's record (benchmark questions) or its gold-free part, plus per-claim detail."""
-        from finrag.llm.prompts.parse import extract_answer, is_decline
+        from finrag.llm.prompts.parse import extract_answer
         from finrag.score.citations import score_answer_citations
         from finrag.score.claims import score_answer, split_claims
-        from finrag.score.declining import is_refusal
+        from finrag.score.declining import declined
         from finrag.score.evaluate import score_answer_record
 
         claims = split_claims(ans.text)
@@ -448,7 +448,7 @@ class SelectedSystem:
         cit = score_answer_citations(ans, self.judge)
         record = {
             "final_answer": final,
-            "declined": is_refusal(final) or is_decline(final),
+            "declined": declined(final),
             **{k: detail[k] for k in ("judge", "n_claims", "n_supported", "n_unsupported", "n_contradicted")},
             **{k: detail[k] for k in ("groundedness", "fully_grounded", "refusal")},
             "citation_recall": cit["citation_recall"],

@@ -24,6 +24,8 @@ from typing import Any, cast
 
 from finrag.core.contracts import Answer, Chunk, Document, Page
 from finrag.core.stats import proportion
+from finrag.core.text import SYNTHETIC_BASELINE_STOP, fold_accents
+from finrag.score.declining import is_abstention
 from finrag.synthetic.formats import strip_markers
 from finrag.synthetic.models import KINDS, GoldPassage, SyntheticQuestion
 
@@ -42,77 +44,6 @@ DEFAULT_PARAMS: dict = {
 
 # factors between a gold figure and how an answer may write it: "1.250 millones" = 1,25e9, "13,9 %" = 0,139
 _SCALES = (1.0, 1e2, 1e3, 1e6, 1e9, 1e12)
-
-_ABSTAIN_RE = re.compile(
-    r"\bno\s+(?:consta|figura|aparece|se\s+(?:indica|menciona|especifica|informa|recoge|proporciona|detalla|"
-    r"desglosa|puede|dispone)|est[áa]\s+disponible|dispon\w*|hay\s+(?:informaci[óo]n|datos)|es\s+posible|"
-    r"puedo|contiene|incluye)"
-    r"|\bsin\s+informaci[óo]n|\bnot\s+(?:available|stated|mentioned|provided|disclosed|found)"
-    r"|\bcannot\s+(?:be\s+)?(?:determined?|answer(?:ed)?)|\bno\s+information|\binsufficient\b|\bdeclin",
-    re.IGNORECASE,
-)
-
-_STOP = frozenset(
-    [
-        "a",
-        "al",
-        "ante",
-        "con",
-        "de",
-        "del",
-        "el",
-        "en",
-        "entre",
-        "es",
-        "esta",
-        "este",
-        "fue",
-        "la",
-        "las",
-        "lo",
-        "los",
-        "para",
-        "por",
-        "que",
-        "qué",
-        "se",
-        "sin",
-        "su",
-        "sus",
-        "un",
-        "una",
-        "uno",
-        "unos",
-        "y",
-        "o",
-        "u",
-        "cual",
-        "cuál",
-        "cuales",
-        "cuáles",
-        "cuanto",
-        "cuánto",
-        "cuanta",
-        "cuánta",
-        "cuantos",
-        "cuántos",
-        "cuantas",
-        "cuántas",
-        "como",
-        "cómo",
-        "ha",
-        "han",
-        "the",
-        "of",
-        "in",
-        "and",
-        "to",
-        "is",
-        "what",
-        "which",
-        "how",
-    ]
-)
 
 
 # ------------------------------------------------------------------------------------------------ figures
@@ -150,11 +81,6 @@ def values_match(x: float, gold: float, rel_tol: float = 5e-4, abs_tol: float = 
             if abs(a - cand) <= tol:
                 return True
     return False
-
-
-def is_abstention(text: str) -> bool:
-    """Does the answer decline ("No consta ...", "not stated ...")?"""
-    return bool(_ABSTAIN_RE.search(text or ""))
 
 
 def _tols(q: SyntheticQuestion, params: Mapping) -> tuple[dict, dict]:
@@ -306,8 +232,6 @@ def count_tokens(text: str) -> int:
 
 # ------------------------------------------------------------------------------------------------ baselines
 def _fold(text: str) -> str:
-    from finrag.retrieve.search import fold_accents
-
     return fold_accents(text.lower())
 
 
@@ -315,7 +239,7 @@ def _terms(text: str) -> set[str]:
     return {
         t
         for t in re.findall(r"\w+", _fold(strip_markers(text)))
-        if t not in _STOP and (len(t) > 1 or t.isdigit())
+        if t not in SYNTHETIC_BASELINE_STOP and (len(t) > 1 or t.isdigit())
     }
 
 

@@ -25,7 +25,6 @@ failure while saving is answered 500 with one line (the traceback goes to the se
 
 from __future__ import annotations
 
-import fcntl
 import hmac
 import ipaddress
 import json
@@ -51,7 +50,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import jinja2
 
 from finrag.core.contracts import Answer, Question
-from finrag.core.io import read_jsonl, repair_jsonl_tail
+from finrag.core.io import append_locked, read_jsonl
 from finrag.score.claims import split_claims
 
 VERDICTS = ("supported", "unsupported", "contradicted")
@@ -181,24 +180,7 @@ class LabelStore:
         being written, and a torn last line left by one is cut off first)."""
         data = b"".join((json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n").encode() for r in records)
         with self.lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            created = not self.path.exists()
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)  # another server on the same file waits
-                repair_jsonl_tail(fd, self.path, stacklevel=4)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)  # closing releases the lock
-            if created:
-                dfd = os.open(self.path.parent, os.O_RDONLY)
-                try:
-                    os.fsync(dfd)
-                finally:
-                    os.close(dfd)
+            append_locked(self.path, data, stacklevel=4)  # another server on the same file waits
             for r in records:
                 self._remember(r)
 

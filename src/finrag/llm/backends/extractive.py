@@ -9,6 +9,7 @@ import logging
 import re
 
 from finrag.core.contracts import Citation
+from finrag.core.text import EXTRACTIVE_STOP
 from finrag.llm.backends.base import (
     Backend,
     Completion,
@@ -19,17 +20,10 @@ log = logging.getLogger(__name__)
 
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9.%$-]*[a-z0-9%]|[a-z0-9]", re.I)
-# fmt: off
-_STOP = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "by", "company", "did", "do", "does", "fiscal", "for",
-    "from", "has", "have", "how", "in", "is", "it", "its", "of", "on", "or", "per", "that", "the",
-    "their", "this", "to", "was", "were", "what", "when", "which", "who", "will", "with", "year",
-})
-# fmt: on
 
 
 def terms(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text) if w.lower() not in _STOP}
+    return {w.lower() for w in _WORD.findall(text) if w.lower() not in EXTRACTIVE_STOP}
 
 
 def best_line(question: str, text: str, unit: str = "line") -> tuple[int, int]:
