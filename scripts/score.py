@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 
 from _stage import main
-from finrag.core.io import write_json, write_jsonl
+from finrag.core.io import read_json, write_json, write_jsonl
 from finrag.core.params import ScoreParams
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
@@ -49,6 +49,7 @@ def run() -> None:
             judge_factory=factory,
             llm_grader=grader,
             llm_splitter_llm=splitter_llm,
+            agreement=read_json(Path(p.judge.selected_by)) if p.judge.selected_by else None,
         )
         tables = result["tables"]
         if grader is not None:

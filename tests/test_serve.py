@@ -22,8 +22,9 @@ from fastapi.testclient import TestClient
 from finrag.core.contracts import Chunk, Document, Evidence, Question, Span
 from finrag.core.io import write_json, write_jsonl
 from finrag.retrieve.contexts import ContextBuilder, freeze_contexts
+from finrag.score.judge_trust import judge_trust
 from finrag.serve.app import create_app
-from finrag.serve.system import SelectedSystem, ServeError, ServeParams, judge_trust
+from finrag.serve.system import SelectedSystem, ServeError, ServeParams
 
 REPO = Path(__file__).resolve().parents[1]
 

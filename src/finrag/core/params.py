@@ -221,6 +221,7 @@ class GenerateParams(StageParams):
 class JudgeChoice(Block):
     name: str
     params: Spec = {}
+    selected_by: str | None = None  # the agreement results whose selected judge this must be
 
 
 class ScoreParams(StageParams):

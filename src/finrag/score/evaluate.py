@@ -44,6 +44,7 @@ from finrag.score.claims import score_answer, split_claims
 from finrag.score.declining import declined as is_declined
 from finrag.score.declining import false_premise_response, repeats_premise
 from finrag.score.grader import grade
+from finrag.score.judge_trust import judge_trust, selected_judge
 
 log = logging.getLogger(__name__)
 
@@ -463,9 +464,14 @@ def run_scoring(
     judge_factory: Callable | None = None,
     llm_grader: Callable | None = None,
     llm_splitter_llm=None,
+    agreement: Mapping | None = None,
 ) -> dict:
     """The scoring stage: read answers (or take them already read), score them, build the tables. Returns
     {"records", "tables"}.
+
+    `agreement` (the agreement stage's results, when `params["judge"]["selected_by"]` names them): the judge must
+    be the one its pre-written rule selects (else ValueError), and its measured agreement with humans goes into
+    `tables["judge_trust"]`, beside the groundedness figures it qualifies.
 
     `questions`: Question records, a {qid: Question} mapping, or a JSONL path. `judge_factory(name, **params)`
     builds a judge (default `finrag.score.judges.base.make_judge`, which has no LLM); the stage passes one that gives
@@ -486,6 +492,8 @@ def run_scoring(
     )
     qmap = _questions_by_id(questions)
     jspec = dict(params.get("judge") or {"name": "numeric"})
+    if agreement is not None:
+        check_selected(jspec["name"], agreement)
     judge = factory(jspec["name"], **dict(jspec.get("params") or {}))
     judge_meters = _attach_meters(judge)
     lspec = params.get("llm_judge") or None
@@ -553,7 +561,20 @@ def run_scoring(
         from finrag.score.chance import mismatched_passages_check
 
         tables["chance_support"] = {"judge": judge.name, **mismatched_passages_check(answers, judge)}
+    if agreement is not None:
+        tables["judge_trust"] = judge_trust(agreement, jspec["name"])
     return {"records": records, "tables": tables}
+
+
+def check_selected(name: str, agreement: Mapping) -> None:
+    """Stop when the configured judge is not the one the agreement stage's rule selects: the rule, written before
+    the answers were re-scored, decides which judge the study's groundedness figures come from."""
+    chosen = selected_judge(agreement)
+    if chosen is not None and chosen != name:
+        raise ValueError(
+            f"score.judge is '{name}', but the agreement stage's rule selects '{chosen}' "
+            f"(results/metrics/judge_agreement.json): set score.judge to '{chosen}' and its params"
+        )
 
 
 def write_plots(tables: Mapping, out_dir: str | Path) -> list[Path]:

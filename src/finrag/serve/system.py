@@ -34,6 +34,7 @@ from finrag.core.config import repo_root
 from finrag.core.contracts import Answer, Chunk, Document, Passage, Question
 from finrag.core.io import read_json, read_jsonl
 from finrag.core.params import ServeParams
+from finrag.score.judge_trust import judge_trust
 
 log = logging.getLogger(__name__)
 
@@ -51,48 +52,6 @@ class ServeError(RuntimeError):
 def normalise_question(text: str) -> str:
     """Whitespace folded, ends trimmed: how a typed question is matched to a benchmark question."""
     return re.sub(r"\s+", " ", text).strip()
-
-
-def _kappa_rows(agreement: Mapping, judge: str) -> list[dict]:
-    """The judge's binary kappa (95% CI, n) on every human-labelled set it was compared with."""
-    rows = []
-    benchmarks = ((agreement.get("judges") or {}).get(judge) or {}).get("benchmarks") or {}
-    for name, res in sorted(benchmarks.items()):
-        b = (res or {}).get("binary") or {}
-        if b.get("kappa") is None:
-            continue
-        rows.append(
-            {
-                "benchmark": name,
-                "kappa": round(float(b["kappa"]), 3),
-                "kappa_ci": [round(float(x), 3) for x in b.get("kappa_ci") or []],
-                "n": int(b.get("n", 0)),
-                "balanced_accuracy": round(float(b["balanced_accuracy"]), 3)
-                if b.get("balanced_accuracy") is not None
-                else None,
-            }
-        )
-    return rows
-
-
-def judge_trust(agreement: Mapping, judge: str) -> dict:
-    """What a groundedness score from `judge` deserves: its measured agreement with humans, and a plain note."""
-    rows = _kappa_rows(agreement, judge)
-    selected = (agreement.get("selected_judge") or {}).get("selected")
-    worst = min(rows, key=lambda r: r["kappa"]) if rows else None
-    note = (
-        f"worst-case kappa {worst['kappa']:.3f} ({worst['benchmark']}): "
-        + ("slight" if worst["kappa"] < 0.2 else "fair" if worst["kappa"] < 0.4 else "moderate or better")
-        + " agreement with human labels"
-        if worst
-        else "no measured agreement with human labels for this judge"
-    )
-    if selected and selected != judge:
-        note += (
-            f"; the agreement stage selected '{selected}' as the study's judge, but the scored study (and this "
-            f"service, to stay faithful to it) still uses '{judge}'"
-        )
-    return {"judge": judge, "agreement": rows, "note": note, "source": "results/metrics/judge_agreement.json"}
 
 
 def _locate(evidence: str, passages: Sequence[Passage]) -> tuple[int | None, int | None, int | None]:
