@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 from fastapi.testclient import TestClient
 
 from finrag.core.contracts import Chunk, Document, Evidence, Question, Span
@@ -88,7 +88,11 @@ def build_study(root: Path, embedder: str = "mpnet", vectors: bool = False) -> P
     """A study tree with the files the service reads: params, the selected system and setup, questions, chunks,
     frozen contexts, documents, the judge's agreement, an empty response cache; with `vectors`, the chunks
     embedded by the real packaged `embedder` (the embed stage's output)."""
-    shutil.copy(REPO / "params.yaml", root / "params.yaml")
+    # the tiny study is judged by the numeric judge (no trained verifier in it); the service with the study's own
+    # judge, the trained verifier, is tested on the real study in test_serve_faithful.py
+    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params["score"]["judge"] = {"name": "numeric", "params": params["agreement"]["judge_params"]["numeric"]}
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     write_jsonl(root / "data/questions/all.jsonl", QUESTIONS)
     write_jsonl(root / "data/chunks/page.jsonl", CHUNKS)
     write_jsonl(root / "data/corpus/documents.jsonl", DOCUMENTS)

@@ -178,6 +178,59 @@ def test_train_verifier_end_to_end_and_judges(tmp_path):
     study = make_judge("study", model_dir=str(out))
     assert study.judge_batch(["Acme had revenue of $420 million in 2023."],
                              [["Acme reported revenue of $420 million in 2023."]])[0].verdict == "supported"  # fmt: skip
+    _check_default_benchmark_and_logit_cache(out, tmp_path)
+
+
+def _check_default_benchmark_and_logit_cache(model_dir: Path, tmp_path: Path) -> None:
+    """A claim without a benchmark prefix (a FinanceBench answer's "c1") is read as `default_benchmark`; new claims'
+    logits are cached under the model's revision, re-read, never reused for another revision, and a read-only
+    cache is read but never written."""
+    from finrag.score.judges.base import make_judge
+
+    claims = ["Acme had revenue of $420 million in 2023.", "Acme had revenue of $777 million in 2023."]
+    passages = [["Acme reported revenue of $420 million in 2023."]] * 2
+    with pytest.raises(ValueError, match="default_benchmark 'finance' has no calibration"):
+        make_judge("verifier", model_dir=str(model_dir), default_benchmark="finance")
+    as_ab = make_judge("verifier", model_dir=str(model_dir), default_benchmark="attributionbench")
+    prefixed = as_ab.judge_batch(claims, passages, ["attributionbench:n1", "attributionbench:n2"])
+    bare = as_ab.judge_batch(claims, passages, ["c1", "c2"])
+    assert [v.detail for v in bare] == [v.detail for v in prefixed]  # same flag, same calibration
+    cache = tmp_path / "logits.jsonl"
+    first = make_judge(
+        "verifier", model_dir=str(model_dir), default_benchmark="attributionbench", cache=str(cache)
+    )
+    verdicts = first.judge_batch(claims, passages, ["c1", "c2"])
+    assert first.stats["new_claims"] == 2 and len(cache.read_text().splitlines()) == 2
+    again = make_judge(
+        "verifier", model_dir=str(model_dir), default_benchmark="attributionbench", cache=str(cache)
+    )
+    assert [v.detail for v in again.judge_batch(claims, passages, ["c1", "c2"])] == [
+        v.detail for v in verdicts
+    ]
+    assert again.stats == {"out_of_fold": 0, "new_claims": 0, "cached": 2}
+    # a line of another revision (another model or feature code) is never used
+    rows = [json.loads(x) for x in cache.read_text().splitlines()]
+    cache.write_text("".join(json.dumps({**r, "revision": "0" * 16, "logit": 99.0}) + "\n" for r in rows))
+    other = make_judge(
+        "verifier", model_dir=str(model_dir), default_benchmark="attributionbench", cache=str(cache)
+    )
+    assert [v.detail for v in other.judge_batch(claims, passages, ["c1", "c2"])] == [
+        v.detail for v in verdicts
+    ]
+    assert other.stats["new_claims"] == 2
+    # read-only caches: hits come from them, new logits go only to `cache`
+    study_cache = tmp_path / "study.jsonl"
+    make_judge("verifier", model_dir=str(model_dir), cache=str(study_cache)).judge_batch(
+        claims[:1], passages[:1]
+    )
+    before = study_cache.read_bytes()
+    live = tmp_path / "live.jsonl"
+    reader = make_judge(
+        "verifier", model_dir=str(model_dir), cache=str(live), extra_caches=[str(study_cache)]
+    )
+    reader.judge_batch(claims, passages)
+    assert reader.stats == {"out_of_fold": 0, "new_claims": 1, "cached": 1}
+    assert study_cache.read_bytes() == before and len(live.read_text().splitlines()) == 1
 
 
 def test_missing_verifier_is_one_clear_error(tmp_path):

@@ -213,8 +213,16 @@ class SelectedSystem:
             raise ValueError(
                 f"score.judge '{spec['name']}' needs a model: the service serves the numeric judge only"
             )
+        params = dict(spec.get("params") or {})
+        if spec["name"] in ("verifier", "study"):
+            # the trained judge: its files under this root; the study's logit cache is read, never written (a live
+            # claim's logit goes to the service's own file, beside its recorded live answers)
+            params["model_dir"] = str(self.root / params.get("model_dir", "data/models/verifier"))
+            if params.get("cache"):
+                params["extra_caches"] = [str(self.root / params["cache"])]
+            params["cache"] = str(self.root / self.serve.cache_dir / SERVE_STAGE / "verifier_logits.jsonl")
         # unwrapped: score's MemoJudge only saves repeated work and would grow without bound in a service
-        self.judge = make_judge(spec["name"], **dict(spec.get("params") or {}))
+        self.judge = make_judge(spec["name"], **params)
         self.trust = judge_trust(self.agreement, self.judge_name)
 
     def _load_llm(self) -> None:

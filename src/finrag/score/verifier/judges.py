@@ -84,6 +84,7 @@ class VerifierJudge(BaseJudge):
         crossfit: bool = True,
         default_benchmark: str | None = None,
         cache: str | None = None,
+        extra_caches: Sequence[str] = (),
     ):
         self.model_dir = Path(model_dir) if Path(model_dir).is_absolute() else repo_root() / model_dir
         self.cal = read_calibration(self.model_dir)
@@ -95,22 +96,29 @@ class VerifierJudge(BaseJudge):
             )
         self.default_benchmark = default_benchmark
         self.revision = model_revision(self.model_dir)
-        self.cache_path = (
-            (Path(cache) if Path(cache).is_absolute() else repo_root() / cache) if cache else None
-        )
+        self.cache_path = self._resolve(cache) if cache else None
+        # read-only caches first (the service reads the study's and writes its own), then the one written to
         self.logit_memo: dict[str, float] = {}
-        if self.cache_path is not None and self.cache_path.exists():
-            self.logit_memo = {
-                r["key"]: float(r["logit"])
-                for r in read_jsonl(self.cache_path)
-                if r.get("revision") == self.revision
-            }
+        for path in [
+            *(self._resolve(c) for c in extra_caches),
+            *([self.cache_path] if self.cache_path else []),
+        ]:
+            if path.exists():
+                self.logit_memo.update(
+                    (r["key"], float(r["logit"]))
+                    for r in read_jsonl(path)
+                    if r.get("revision") == self.revision
+                )
         # the numeric judge as in training (its verdict is a feature): its params come with the model
         self.numeric = NumericJudge(**self.cal.get("numeric_params", {}))
         self._embedder: MemoEncoder | None = None
         oof = self.model_dir / "oof.jsonl"
         self.oof = {r["key"]: r for r in read_jsonl(oof)} if crossfit and oof.exists() else {}
         self.stats = {"out_of_fold": 0, "new_claims": 0, "cached": 0}
+
+    @staticmethod
+    def _resolve(path: str) -> Path:
+        return Path(path) if Path(path).is_absolute() else repo_root() / path
 
     def _benchmark(self, claim_id: str) -> str | None:
         """The human benchmark a claim id names ("findver:..."), else `default_benchmark` (may be None)."""
