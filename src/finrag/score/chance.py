@@ -16,9 +16,14 @@ DEFAULT_OFFSET = 7
 
 
 def _how(verdict) -> str:
+    """How a claim was judged: its verdict, or for a supported claim how the numeric judge matched its figures
+    ("supported" for a judge that does not say, such as the trained verifier)."""
     if verdict.verdict != "supported":
         return verdict.verdict
-    kinds = sorted({f.get("match", "?") for f in (verdict.detail or {}).get("figures", [])})
+    figures = (verdict.detail or {}).get("figures")
+    if figures is None:
+        return "supported"
+    kinds = sorted({f.get("match", "?") for f in figures})
     return "+".join(kinds) or "no figure"
 
 

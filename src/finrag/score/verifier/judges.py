@@ -13,7 +13,8 @@ New claims cost a bi-encoder pass (float64, about 30 sentences/s on 2 cores), so
 (a claim judged twice on the same passages costs once) and, with `cache`, in a JSON-lines file keyed by everything
 the logit depends on (the model and calibration files, the feature code, the claim, its passages and its benchmark
 flag). The score stage's cache is committed, as the LLM response cache is: a fresh clone replays score's verdicts
-without the pass, and any change to the model or the feature code misses the cache and recomputes."""
+without the pass, and any change to the model or the feature code misses the cache and recomputes. The service reads
+the study's cache (`extra_caches`, read-only) and writes its live claims' logits to a file of its own."""
 
 from __future__ import annotations
 
