@@ -185,6 +185,18 @@ class RetrieveFilteredParams(StageParams):
     metrics_out: str
 
 
+class RetrieveFinanceParams(StageParams):
+    section: ClassVar[str] = "retrieve_finance"
+    chunker: str
+    methods: list[str]
+    filters: list[Literal["none", "company_period"]]
+    documents: str
+    questions: str
+    score_kinds: list[str]
+    metrics_out: str
+    plot_out: str
+
+
 class ContextsParams(StageParams):
     section: ClassVar[str] = "contexts"
     selected: str
@@ -445,6 +457,7 @@ SECTIONS: dict[str, type[StageParams]] = {
         RetrieveParams,
         SelectParams,
         RetrieveFilteredParams,
+        RetrieveFinanceParams,
         ContextsParams,
         GenerateParams,
         ScoreParams,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from scipy import sparse
@@ -222,6 +222,7 @@ class SearchContext:
     weights: tuple[float, float] | None = None  # (bm25, dense) for RRF
     rerank_depth: int = 50
     _by_doc: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)  # what a method wrapper works out once per index
 
     def chunk_indices(self, doc_ids: Iterable[str]) -> set[int]:
         """Chunk indices of the given documents (for a metadata filter's `allowed`)."""
@@ -290,6 +291,12 @@ def hybrid_rerank_search(
         raise ValueError(f"reranker returned {len(scores)} scores for {len(cand)} texts")
     order = sorted(range(len(cand)), key=lambda j: (-float(scores[j]), j))
     return [(cand[j], float(scores[j])) for j in order[:k]]
+
+
+# finance-aware wrappers of the base methods (finrag.retrieve.finance), imported on first use
+for _base in ("bm25", "dense", "hybrid"):
+    for _rules in ("expand", "route", "neighbours", "finance"):
+        SEARCH_METHODS.lazy(f"{_base}+{_rules}", f"finrag.retrieve.finance:{_base}_{_rules}")
 
 
 def search(ctx: SearchContext, method: str, query: str, k: int, allowed: set[int] | None = None) -> list[Hit]:
