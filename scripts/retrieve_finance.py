@@ -24,12 +24,17 @@ def run() -> None:
     ]
     chunks = read_jsonl(Path(rp.chunks_dir) / f"{p.chunker}.jsonl", Chunk)
     docs = read_jsonl(Path(p.documents), Document)
-    result = {"chunker": p.chunker, **evaluate_rows(chunks, docs, questions, p.methods, p.filters, rp.as_dict())}
+    result = {
+        "chunker": p.chunker,
+        **evaluate_rows(chunks, docs, questions, p.methods, p.filters, rp.as_dict()),
+    }
     selected = read_json(Path(fp.metrics_out))
     s = selected["setup"]
     name = f"{s['chunker']}/{s['embedder']}/{s['method']}"
     result["reference"] = {
-        f"selected {name}": {k: v for k, v in selected["unfiltered"].items() if k.startswith(("evidence", "right"))},
+        f"selected {name}": {
+            k: v for k, v in selected["unfiltered"].items() if k.startswith(("evidence", "right"))
+        },
         f"selected {name} + filter": {
             k: v for k, v in selected["filtered"].items() if k.startswith(("evidence", "right"))
         },

@@ -25,8 +25,14 @@ PROSE_PAGE = (
 
 def _doc_chunks(doc: str, texts: list[str]) -> list[Chunk]:
     return [
-        Chunk(chunk_id=f"{doc}:page:{i}", doc_id=doc, pages=[i], spans=[Span(page=i, start=0, end=len(t))],
-              text=t, body=t)  # fmt: skip
+        Chunk(
+            chunk_id=f"{doc}:page:{i}",
+            doc_id=doc,
+            pages=[i],
+            spans=[Span(page=i, start=0, end=len(t))],
+            text=t,
+            body=t,
+        )  # fmt: skip
         for i, t in enumerate(texts)
     ]
 

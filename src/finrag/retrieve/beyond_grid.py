@@ -29,7 +29,9 @@ def evaluate_rows(
     for flt in filters:
         docs = documents if flt == "company_period" else None
         for method in methods:
-            ranked = run_method(ctx, method, questions, int(retrieve_params["k"]), documents=docs, progress=progress)
+            ranked = run_method(
+                ctx, method, questions, int(retrieve_params["k"]), documents=docs, progress=progress
+            )
             runs[(flt, "-", method)] = {qid: [c for c, _ in hits] for qid, hits in ranked.items()}
     rows, table, _ = evaluate_grid(questions, runs, variance=False)
     rows = rows.rename(columns={"chunker": "filter"})
