@@ -148,7 +148,11 @@ def test_search_methods():
         depth=10,
         rerank_depth=4,
     )
-    assert set(SEARCH_METHODS.names()) == {"bm25", "dense", "hybrid", "hybrid_rerank"}
+    base = {"bm25", "dense", "hybrid", "hybrid_rerank"}
+    finance = {
+        f"{b}+{r}" for b in ("bm25", "dense", "hybrid") for r in ("expand", "route", "neighbours", "finance")
+    }
+    assert set(SEARCH_METHODS.names()) == base | finance
     assert [i for i, _ in search(ctx, "dense", "q", 2)] == [1, 2]
     lex = [i for i, _ in search(ctx, "bm25", "dividends", 10)]
     den = [i for i, _ in search(ctx, "dense", "dividends", 10)]
