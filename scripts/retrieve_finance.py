@@ -32,12 +32,10 @@ def run() -> None:
     s = selected["setup"]
     name = f"{s['chunker']}/{s['embedder']}/{s['method']}"
     result["reference"] = {
-        f"selected {name}": {
-            k: v for k, v in selected["unfiltered"].items() if k.startswith(("evidence", "right"))
-        },
-        f"selected {name} + filter": {
-            k: v for k, v in selected["filtered"].items() if k.startswith(("evidence", "right"))
-        },
+        f"selected {name}{suffix}": {
+            k: v for k, v in selected[part].items() if k.startswith(("evidence", "right"))
+        }
+        for part, suffix in (("unfiltered", ""), ("filtered", " + filter"))
     }
     result["_provenance"] = provenance("retrieve_finance", p, inputs=[p.questions, fp.metrics_out])
     write_json(Path(p.metrics_out), result)

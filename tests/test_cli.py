@@ -14,9 +14,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from factories import page_chunk
 from finrag.cli import app
 from finrag.core import stats
-from finrag.core.contracts import Chunk, Document, Span
+from finrag.core.contracts import Document
 from finrag.core.io import write_jsonl
 from finrag.llm.backends.extractive import ExtractiveBackend
 from finrag.llm.cache import CachedLLM
@@ -104,17 +105,7 @@ CHUNKS = [
 
 
 def _chunks_file(path: Path) -> Path:
-    rows = [
-        Chunk(
-            chunk_id=f"{doc}:page:{page}",
-            doc_id=doc,
-            pages=[page],
-            spans=[Span(page=page, start=0, end=len(text))],
-            text=text,
-            body=text,
-        )
-        for doc, page, text in CHUNKS
-    ]
+    rows = [page_chunk(doc, page, text) for doc, page, text in CHUNKS]
     write_jsonl(path, rows)
     return path
 
@@ -553,9 +544,9 @@ def test_progress_counts_recorded_calls_per_family_without_a_model(tmp_path):
     from finrag.retrieve.contexts import ContextBuilder, freeze_contexts
 
     chunks = [
-        Chunk(chunk_id=f"D:page:{i}", doc_id="D", pages=[i], spans=[Span(page=i, start=0, end=len(t))], text=t, body=t)
+        page_chunk("D", i, t)
         for i, t in enumerate(["Revenue was $5,000 million in 2019.", "Net income was $700 million in 2019."])
-    ]  # fmt: skip
+    ]
     (tmp_path / "chunks").mkdir()
     write_jsonl(tmp_path / "chunks" / "page.jsonl", chunks)
     questions = [

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from finrag.core.contracts import Chunk, Span
+from factories import page_chunk
+from finrag.core.contracts import Chunk
 from finrag.retrieve.finance import expand_query, page_statement, question_statements
 from finrag.retrieve.search import SEARCH_METHODS, BM25Index, SearchContext, search
 
@@ -24,17 +25,7 @@ PROSE_PAGE = (
 
 
 def _doc_chunks(doc: str, texts: list[str]) -> list[Chunk]:
-    return [
-        Chunk(
-            chunk_id=f"{doc}:page:{i}",
-            doc_id=doc,
-            pages=[i],
-            spans=[Span(page=i, start=0, end=len(t))],
-            text=t,
-            body=t,
-        )  # fmt: skip
-        for i, t in enumerate(texts)
-    ]
+    return [page_chunk(doc, i, t) for i, t in enumerate(texts)]
 
 
 def test_expansion_spells_out_abbreviations_once():

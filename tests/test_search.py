@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from finrag.core.contracts import Chunk, Document, Question, Span
+from factories import page_chunk
+from finrag.core.contracts import Document, Question
 from finrag.retrieve.search import (
     SEARCH_METHODS,
     BM25Index,
@@ -124,17 +125,7 @@ class FakeReranker:
 
 
 def _chunks(texts):
-    return [
-        Chunk(
-            chunk_id=f"D{i % 2}:x:{i}",
-            doc_id=f"D{i % 2}",
-            pages=[i],
-            spans=[Span(page=i, start=0, end=len(t))],
-            text=t,
-            body=t,
-        )
-        for i, t in enumerate(texts)
-    ]
+    return [page_chunk(f"D{i % 2}", i, t, chunk_id=f"D{i % 2}:x:{i}") for i, t in enumerate(texts)]
 
 
 def test_search_methods():

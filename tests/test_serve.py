@@ -19,7 +19,8 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
-from finrag.core.contracts import Chunk, Document, Evidence, Question, Span
+from factories import page_chunk
+from finrag.core.contracts import Chunk, Document, Evidence, Question
 from finrag.core.io import write_json, write_jsonl
 from finrag.retrieve.contexts import ContextBuilder, freeze_contexts
 from finrag.score.judge_trust import judge_trust
@@ -30,10 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _chunk(doc: str, page: int, text: str) -> Chunk:
-    return Chunk(
-        chunk_id=f"{doc}:{page}", doc_id=doc, pages=[page], spans=[Span(page=page, start=0, end=len(text))],
-        text=text, body=text,
-    )  # fmt: skip
+    return page_chunk(doc, page, text, chunk_id=f"{doc}:{page}")
 
 
 CHUNKS = [

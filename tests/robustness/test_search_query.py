@@ -8,8 +8,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from factories import page_chunk
 from finrag.cli import app
-from finrag.core.contracts import Chunk, Span
 from finrag.core.io import write_jsonl
 from finrag.retrieve.search import Tokenizer
 
@@ -23,17 +23,7 @@ TEXTS = [
 
 @pytest.fixture
 def chunks(tmp_path):
-    rows = [
-        Chunk(
-            chunk_id=f"DOC:page:{i}",
-            doc_id="DOC",
-            pages=[i],
-            spans=[Span(page=i, start=0, end=len(t))],
-            text=t,
-            body=t,
-        )
-        for i, t in enumerate(TEXTS)
-    ]
+    rows = [page_chunk("DOC", i, t) for i, t in enumerate(TEXTS)]
     path = tmp_path / "tiny.jsonl"
     write_jsonl(path, rows)
     return path

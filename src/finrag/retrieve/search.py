@@ -222,9 +222,8 @@ class SearchContext:
     weights: tuple[float, float] | None = None  # (bm25, dense) for RRF
     rerank_depth: int = 50
     _by_doc: dict[str, list[int]] = field(default_factory=dict, repr=False)
-    memo: dict[str, Any] = field(
-        default_factory=dict, repr=False
-    )  # what a method wrapper works out once per index
+    # what a method wrapper works out once per index
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def chunk_indices(self, doc_ids: Iterable[str]) -> set[int]:
         """Chunk indices of the given documents (for a metadata filter's `allowed`)."""
