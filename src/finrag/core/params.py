@@ -197,6 +197,11 @@ class RetrieveFinanceParams(StageParams):
     plot_out: str
 
 
+class RetrieveFinanceDenseParams(RetrieveFinanceParams):
+    section: ClassVar[str] = "retrieve_finance_dense"
+    embedder: str
+
+
 class ContextsParams(StageParams):
     section: ClassVar[str] = "contexts"
     selected: str
@@ -458,6 +463,7 @@ SECTIONS: dict[str, type[StageParams]] = {
         SelectParams,
         RetrieveFilteredParams,
         RetrieveFinanceParams,
+        RetrieveFinanceDenseParams,
         ContextsParams,
         GenerateParams,
         ScoreParams,

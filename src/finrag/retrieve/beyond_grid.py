@@ -7,7 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from finrag.core.contracts import Chunk, Document, Question
+from finrag.core.io import read_json, read_jsonl
 from finrag.retrieve.grid import breakdowns, evaluate_grid
 from finrag.retrieve.methods import build_search_context, run_method
 
@@ -22,9 +25,12 @@ def evaluate_rows(
     filters: Sequence[str],
     retrieve_params: Mapping,
     progress: bool = True,
+    vectors: np.ndarray | None = None,
+    embedder: str | None = None,
 ) -> dict:
-    """Run every (filter, method) row over `questions` and score it; the table rows name the filter as `filter`."""
-    ctx = build_search_context(chunks, None, None, retrieve_params, methods=list(methods))
+    """Run every (filter, method) row over `questions` and score it; the table rows name the filter as `filter`.
+    Dense and hybrid bases need the chunks' `vectors` and the `embedder` that made them (for the queries)."""
+    ctx = build_search_context(chunks, vectors, embedder, retrieve_params, methods=list(methods))
     runs = {}
     for flt in filters:
         docs = documents if flt == "company_period" else None
@@ -45,7 +51,53 @@ def evaluate_rows(
     }
 
 
-def bar_plot(setups: Sequence[dict], references: Mapping[str, float], path: Path, metric: str) -> None:
+def finance_report(
+    chunker: str,
+    methods: Sequence[str],
+    filters: Sequence[str],
+    questions_file: Path,
+    documents_file: Path,
+    selected_metrics_file: Path,
+    retrieve_params: Mapping,
+    score_kinds: Sequence[str],
+    embedder: str | None = None,
+) -> dict:
+    """The rows of `methods` x `filters` on one chunker's chunks (with `embedder`'s vectors from the embed stage's
+    matrix when a method needs them), beside the selected setup's own figures (read from `retrieve_filtered`'s
+    metrics, not recomputed)."""
+    questions = [q for q in read_jsonl(questions_file, Question) if q.available and q.kind in score_kinds]
+    chunks = read_jsonl(Path(retrieve_params["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
+    docs = read_jsonl(documents_file, Document)
+    vectors = None
+    if embedder is not None:
+        path = Path(retrieve_params["embeddings_dir"]) / chunker / f"{embedder}.npy"
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{path} is missing: `dvc pull` it or run `dvc repro embed@{chunker}-{embedder}`"
+            )
+        vectors = np.load(path)
+    result: dict = {
+        "chunker": chunker,
+        **({"embedder": embedder} if embedder else {}),
+        **evaluate_rows(chunks, docs, questions, methods, filters, retrieve_params, vectors=vectors,
+                        embedder=embedder),
+    }  # fmt: skip
+    selected = read_json(selected_metrics_file)
+    s = selected["setup"]
+    name = f"{s['chunker']}/{s['embedder']}/{s['method']}"
+    result["reference"] = {
+        f"selected {name}{suffix}": {
+            k: v for k, v in selected[part].items() if k.startswith(("evidence", "right"))
+        }
+        for part, suffix in (("unfiltered", ""), ("filtered", " + filter"))
+    }
+    return result
+
+
+def bar_plot(
+    setups: Sequence[dict], references: Mapping[str, float], path: Path, metric: str,
+    title: str = "Finance-aware search beyond the grid (FinanceBench evidence pages)",
+) -> None:  # fmt: skip
     """One bar per row (with its 95% interval); dashed lines for the reference setups."""
     import matplotlib
 
@@ -66,7 +118,7 @@ def bar_plot(setups: Sequence[dict], references: Mapping[str, float], path: Path
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel(metric.replace("_", " "))
-    ax.set_title("Finance-aware search beyond the grid (FinanceBench evidence pages)")
+    ax.set_title(title)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.png")

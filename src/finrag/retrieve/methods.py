@@ -12,6 +12,12 @@ from finrag.core.contracts import Chunk, Document, Question
 from finrag.retrieve.search import BM25Index, SearchContext, search
 
 
+def base_method(method: str) -> str:
+    """The registered base a method wraps: "dense+route" -> "dense" (the finance rules of finrag.retrieve.finance
+    wrap a base; what the base needs, the wrapper needs)."""
+    return method.split("+", 1)[0]
+
+
 def build_search_context(
     chunks: Sequence[Chunk],
     vectors: np.ndarray | None,
@@ -26,7 +32,7 @@ def build_search_context(
     if (
         vectors is not None
         and embedder_name
-        and any(m in ("dense", "hybrid", "hybrid_rerank") for m in methods)
+        and any(base_method(m) in ("dense", "hybrid", "hybrid_rerank") for m in methods)
     ):
         from finrag.retrieve.embedding import make_embedder
         from finrag.retrieve.stores import DenseIndex, make_store
@@ -37,7 +43,7 @@ def build_search_context(
         store.add(list(range(len(chunks))), vectors)
         embedder = make_embedder(embedder_name, **p.get("embedders", {}).get(embedder_name, {}))
         dense = DenseIndex(embedder, store, [c.text for c in chunks])
-    if "hybrid_rerank" in methods:
+    if any(base_method(m) == "hybrid_rerank" for m in methods):
         from finrag.retrieve.rerank import CrossEncoderReranker
 
         model = p["reranker"]
@@ -68,7 +74,7 @@ def load_search_context(
 
     methods = list(methods or p["methods"])
     chunks = read_jsonl(Path(p["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
-    dense = any(m != "bm25" for m in methods)
+    dense = any(base_method(m) != "bm25" for m in methods)
     vectors = np.load(Path(p["embeddings_dir"]) / chunker / f"{embedder}.npy") if dense else None
     return build_search_context(chunks, vectors, embedder, p, methods=methods)
 
