@@ -7,25 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-from finrag.core.io import write_json
 from finrag.core.params import RetrieveFilteredParams, RetrieveFinanceParams, RetrieveParams
-from finrag.core.provenance import provenance
-from finrag.retrieve.beyond_grid import bar_plot, finance_report
-
-METRIC = "evidence_recall_at_5"
+from finrag.retrieve.beyond_grid import write_finance_report
 
 
 def run() -> None:
-    p = RetrieveFinanceParams.load()
-    fp = RetrieveFilteredParams.load()
-    result = finance_report(
-        p.chunker, p.methods, p.filters, Path(p.questions), Path(p.documents), Path(fp.metrics_out),
-        RetrieveParams.load().as_dict(), p.score_kinds,
+    write_finance_report(
+        RetrieveFinanceParams.load(), RetrieveParams.load().as_dict(), Path(RetrieveFilteredParams.load().metrics_out),
+        "retrieve_finance", "Finance-aware search beyond the grid (FinanceBench evidence pages)",
     )  # fmt: skip
-    result["_provenance"] = provenance("retrieve_finance", p, inputs=[p.questions, fp.metrics_out])
-    write_json(Path(p.metrics_out), result)
-    refs = {k: v[METRIC] for k, v in result["reference"].items()}
-    bar_plot(result["setups"], refs, Path(p.plot_out), METRIC)
 
 
 if __name__ == "__main__":

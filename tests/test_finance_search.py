@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from factories import page_chunk
+from factories import LetterEmbedder, page_chunk
 from finrag.core.contracts import Chunk
 from finrag.retrieve.finance import expand_query, page_statement, question_statements
 from finrag.retrieve.methods import base_method, build_search_context
@@ -94,31 +93,12 @@ def test_dense_variant_without_dense_index_says_what_is_missing():
         search(ctx, "dense+finance", "total assets", 1)
 
 
-class _LetterEmbedder:
-    """Bag-of-letters unit vectors: a dense index without a model."""
-
-    name, dim, revision = "letters", 26, "r1"
-
-    def _v(self, t: str) -> np.ndarray:
-        v = np.zeros(26, np.float32)
-        for ch in t.lower():
-            if "a" <= ch <= "z":
-                v[ord(ch) - 97] += 1
-        return v / max(float(np.linalg.norm(v)), 1e-9)
-
-    def embed_passages(self, texts):
-        return np.stack([self._v(t) for t in texts])
-
-    def embed_query(self, text):
-        return self._v(text)
-
-
 def test_wrapped_dense_base_gets_the_dense_index(monkeypatch):
     import finrag.retrieve.embedding as embedding
 
-    monkeypatch.setattr(embedding, "make_embedder", lambda name, **kw: _LetterEmbedder())
+    monkeypatch.setattr(embedding, "make_embedder", lambda name, **kw: LetterEmbedder())
     chunks = _doc_chunks("D", [PROSE_PAGE, BALANCE_PAGE, CASH_FLOW_PAGE])
-    vectors = _LetterEmbedder().embed_passages([c.text for c in chunks])
+    vectors = LetterEmbedder().embed_passages([c.text for c in chunks])
     p = {"bm25": {}, "store": "faiss", "depth": 10, "rrf_k": 60, "rerank_depth": 5, "embedders": {}}
     assert build_search_context(chunks, vectors, "letters", p, methods=["bm25+route"]).dense is None
     ctx = build_search_context(chunks, vectors, "letters", p, methods=["dense+route"])

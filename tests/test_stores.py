@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from factories import LetterEmbedder
 from finrag.retrieve.stores import STORES, DenseIndex, FaissStore, QdrantStore, make_store
 
 
@@ -92,35 +93,12 @@ def test_registry_and_server_mode_construction():
         FaissStore(8).add([1], np.zeros((1, 9), np.float32))
 
 
-class _ToyEmbedder:
-    """Bag-of-letters vectors: enough to check DenseIndex wiring without a model."""
-
-    name, dim, revision = "toy", 26, "r1"
-
-    def __init__(self):
-        self.query_calls = 0
-
-    def _v(self, t):
-        v = np.zeros(26, np.float32)
-        for ch in t.lower():
-            if "a" <= ch <= "z":
-                v[ord(ch) - 97] += 1
-        return v / max(np.linalg.norm(v), 1e-9)
-
-    def embed_passages(self, texts):
-        return np.stack([self._v(t) for t in texts]) if texts else np.zeros((0, 26), np.float32)
-
-    def embed_query(self, text):
-        self.query_calls += 1
-        return self._v(text)
-
-
 @pytest.mark.parametrize("kind", ["faiss", "qdrant"])
 def test_dense_index_search(tmp_path, kind):
     from finrag.retrieve.search import DenseRetriever
 
     texts = ["aaaa", "bbbb", "abab", "zzzz"]
-    emb = _ToyEmbedder()
+    emb = LetterEmbedder()
     idx = DenseIndex(emb, make_store(kind), texts, cache_dir=tmp_path, progress=False)
     assert isinstance(idx, DenseRetriever)
     hits = idx.search("aaa", 2)

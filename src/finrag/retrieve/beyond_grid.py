@@ -10,10 +10,13 @@ from pathlib import Path
 import numpy as np
 
 from finrag.core.contracts import Chunk, Document, Question
-from finrag.core.io import read_json, read_jsonl
+from finrag.core.io import read_json, read_jsonl, write_json
+from finrag.core.params import RetrieveFinanceParams
+from finrag.core.provenance import provenance
 from finrag.retrieve.grid import breakdowns, evaluate_grid
-from finrag.retrieve.methods import build_search_context, run_method
+from finrag.retrieve.methods import build_search_context, load_vectors, run_method
 
+METRIC = "evidence_recall_at_5"  # what the bar plot shows
 FILTER_LABELS = {"none": "unfiltered", "company_period": "company + period filter"}
 
 
@@ -51,35 +54,21 @@ def evaluate_rows(
     }
 
 
-def finance_report(
-    chunker: str,
-    methods: Sequence[str],
-    filters: Sequence[str],
-    questions_file: Path,
-    documents_file: Path,
-    selected_metrics_file: Path,
-    retrieve_params: Mapping,
-    score_kinds: Sequence[str],
-    embedder: str | None = None,
-) -> dict:
-    """The rows of `methods` x `filters` on one chunker's chunks (with `embedder`'s vectors from the embed stage's
-    matrix when a method needs them), beside the selected setup's own figures (read from `retrieve_filtered`'s
+def finance_report(p: RetrieveFinanceParams, retrieve_params: Mapping, selected_metrics_file: Path) -> dict:
+    """The rows of `p.methods` x `p.filters` on one chunker's chunks (with the embedder's matrix when `p` names one,
+    as `retrieve_finance_dense` does), beside the selected setup's own figures (read from `retrieve_filtered`'s
     metrics, not recomputed)."""
-    questions = [q for q in read_jsonl(questions_file, Question) if q.available and q.kind in score_kinds]
-    chunks = read_jsonl(Path(retrieve_params["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
-    docs = read_jsonl(documents_file, Document)
-    vectors = None
-    if embedder is not None:
-        path = Path(retrieve_params["embeddings_dir"]) / chunker / f"{embedder}.npy"
-        if not path.exists():
-            raise FileNotFoundError(
-                f"{path} is missing: `dvc pull` it or run `dvc repro embed@{chunker}-{embedder}`"
-            )
-        vectors = np.load(path)
+    embedder = getattr(p, "embedder", None)
+    questions = [
+        q for q in read_jsonl(Path(p.questions), Question) if q.available and q.kind in p.score_kinds
+    ]
+    chunks = read_jsonl(Path(retrieve_params["chunks_dir"]) / f"{p.chunker}.jsonl", Chunk)
+    docs = read_jsonl(Path(p.documents), Document)
+    vectors = load_vectors(p.chunker, embedder, retrieve_params) if embedder else None
     result: dict = {
-        "chunker": chunker,
+        "chunker": p.chunker,
         **({"embedder": embedder} if embedder else {}),
-        **evaluate_rows(chunks, docs, questions, methods, filters, retrieve_params, vectors=vectors,
+        **evaluate_rows(chunks, docs, questions, p.methods, p.filters, retrieve_params, vectors=vectors,
                         embedder=embedder),
     }  # fmt: skip
     selected = read_json(selected_metrics_file)
@@ -94,10 +83,20 @@ def finance_report(
     return result
 
 
+def write_finance_report(
+    p: RetrieveFinanceParams, retrieve_params: Mapping, selected_metrics_file: Path, stage: str, title: str
+) -> None:
+    """A finance-rows stage: the report with its provenance to `p.metrics_out`, the bar plot to `p.plot_out`."""
+    result = finance_report(p, retrieve_params, selected_metrics_file)
+    result["_provenance"] = provenance(stage, p, inputs=[p.questions, str(selected_metrics_file)])
+    write_json(Path(p.metrics_out), result)
+    refs = {k: v[METRIC] for k, v in result["reference"].items()}
+    bar_plot(result["setups"], refs, Path(p.plot_out), METRIC, title=title)
+
+
 def bar_plot(
-    setups: Sequence[dict], references: Mapping[str, float], path: Path, metric: str,
-    title: str = "Finance-aware search beyond the grid (FinanceBench evidence pages)",
-) -> None:  # fmt: skip
+    setups: Sequence[dict], references: Mapping[str, float], path: Path, metric: str, title: str
+) -> None:
     """One bar per row (with its 95% interval); dashed lines for the reference setups."""
     import matplotlib
 

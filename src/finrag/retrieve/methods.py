@@ -75,8 +75,18 @@ def load_search_context(
     methods = list(methods or p["methods"])
     chunks = read_jsonl(Path(p["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
     dense = any(base_method(m) != "bm25" for m in methods)
-    vectors = np.load(Path(p["embeddings_dir"]) / chunker / f"{embedder}.npy") if dense else None
+    vectors = load_vectors(chunker, embedder, p) if dense else None
     return build_search_context(chunks, vectors, embedder, p, methods=methods)
+
+
+def load_vectors(chunker: str, embedder: str, p: Mapping) -> np.ndarray:
+    """The embed stage's matrix for (chunker, embedder); a missing one says how to get it."""
+    path = Path(p["embeddings_dir"]) / chunker / f"{embedder}.npy"
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path} is missing: `dvc pull` it or run `dvc repro embed@{chunker}-{embedder}`"
+        )
+    return np.load(path)
 
 
 def run_method(
