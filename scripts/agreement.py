@@ -11,7 +11,6 @@ from pathlib import Path
 from _stage import main
 from finrag.core.config import mirror_dir
 from finrag.core.io import write_json
-from finrag.core.params import AgreementParams
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
 from finrag.ingest.human_claims import load_all
@@ -30,6 +29,7 @@ from finrag.trust.judge_agreement import (
     select_judge,
     summary_table,
 )
+from finrag.trust.params import AgreementParams
 
 
 def _human_rows(name: str, res: dict) -> list[dict]:

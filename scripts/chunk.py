@@ -9,8 +9,8 @@ from pathlib import Path
 from _stage import main
 from finrag.core.contracts import Document, Page
 from finrag.core.io import read_jsonl, write_jsonl
-from finrag.core.params import ChunkParams
 from finrag.retrieve.chunking import chunk_corpus, make_chunker
+from finrag.retrieve.params import ChunkParams
 
 
 def run() -> None:

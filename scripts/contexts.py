@@ -9,10 +9,11 @@ from pathlib import Path
 from _stage import main
 from finrag.core.contracts import Question
 from finrag.core.io import read_json, read_jsonl, write_json, write_jsonl
-from finrag.core.params import ContextsParams, RetrieveParams
 from finrag.core.provenance import provenance
 from finrag.retrieve.contexts import ContextBuilder, context_summary, freeze_contexts, thaw_contexts
+from finrag.retrieve.evaluation_params import ContextsParams
 from finrag.retrieve.methods import load_search_context
+from finrag.retrieve.params import RetrieveParams
 from finrag.retrieve.search import search
 
 

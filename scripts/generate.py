@@ -15,8 +15,8 @@ from pathlib import Path
 from _stage import main
 from finrag.core.contracts import Question
 from finrag.core.io import read_jsonl, write_json, write_jsonl
-from finrag.core.params import GenerateParams
 from finrag.core.tracking import stage_run
+from finrag.generate.params import GenerateParams
 from finrag.generate.run import (
     backend_settings,
     family_specs,

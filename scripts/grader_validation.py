@@ -8,10 +8,10 @@ from pathlib import Path
 from _stage import main
 from finrag.core.config import mirror_dir
 from finrag.core.io import write_json, write_jsonl
-from finrag.core.params import GraderValidationParams
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
 from finrag.trust.grader_agreement import validate_grader
+from finrag.trust.params import GraderValidationParams
 
 
 def run() -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 from _stage import main
 from finrag.core.contracts import Chunk, Question
 from finrag.core.io import read_jsonl, write_json
-from finrag.core.params import GridParams
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
+from finrag.retrieve.evaluation_params import GridParams
 from finrag.retrieve.grid import breakdowns, evaluate_grid, headline, heatmap, read_run
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 from _stage import main
 from finrag.core.config import mirror_dir
 from finrag.core.io import read_json, write_json
-from finrag.core.params import IngestParams
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
 from finrag.ingest.corpus import run_ingest
 from finrag.ingest.fetch import ensure_study_inputs
+from finrag.ingest.params import IngestParams
 
 
 def run() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from _stage import main
 from finrag.core.io import write_json
-from finrag.core.params import PredictionsParams
+from finrag.report.params import PredictionsParams
 from finrag.report.predictions import evaluate, load_caveats, load_predictions
 from finrag.report.render import load_results
 

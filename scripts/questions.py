@@ -7,8 +7,8 @@ from pathlib import Path
 from _stage import main
 from finrag.core.contracts import Document, Question
 from finrag.core.io import read_jsonl, write_json, write_jsonl
-from finrag.core.params import QuestionsParams
 from finrag.core.provenance import provenance
+from finrag.ingest.params import QuestionsParams
 from finrag.ingest.questions import build_question_set
 from finrag.ingest.trick import load_trick_questions
 

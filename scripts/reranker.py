@@ -8,9 +8,9 @@ from pathlib import Path
 from _stage import main
 from finrag.core.config import mirror_dir
 from finrag.core.io import read_json, write_json
-from finrag.core.params import RerankerParams
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
+from finrag.retrieve.params import RerankerParams
 from finrag.retrieve.train_reranker import train_reranker
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from _stage import main
 from finrag.core.contracts import Question
 from finrag.core.io import read_jsonl
-from finrag.core.params import RetrieveParams
 from finrag.retrieve.grid import write_run
 from finrag.retrieve.methods import load_search_context, run_method
+from finrag.retrieve.params import RetrieveParams
 
 
 def run() -> None:

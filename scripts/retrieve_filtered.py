@@ -8,10 +8,11 @@ from pathlib import Path
 from _stage import main
 from finrag.core.contracts import Document, Question
 from finrag.core.io import read_json, read_jsonl, write_json
-from finrag.core.params import RetrieveFilteredParams, RetrieveParams
 from finrag.core.provenance import provenance
+from finrag.retrieve.evaluation_params import RetrieveFilteredParams
 from finrag.retrieve.grid import evaluate_grid, read_run, write_run
 from finrag.retrieve.methods import load_search_context, run_method
+from finrag.retrieve.params import RetrieveParams
 
 
 def run() -> None:

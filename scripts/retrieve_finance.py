@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-from finrag.core.params import RetrieveFilteredParams, RetrieveFinanceParams, RetrieveParams
 from finrag.retrieve.beyond_grid import write_finance_report
+from finrag.retrieve.evaluation_params import RetrieveFilteredParams
+from finrag.retrieve.finance_params import RetrieveFinanceParams
+from finrag.retrieve.params import RetrieveParams
 
 
 def run() -> None:

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from _stage import main
 from finrag.core.io import read_json, write_json, write_jsonl
-from finrag.core.params import ScoreParams
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
 from finrag.generate.run import generation_summary
 from finrag.score.evaluate import load_answers, run_scoring
 from finrag.score.judges.base import make_judge
 from finrag.score.model_grader import CachedLLMGrader, cached_llm
+from finrag.score.params import ScoreParams
 from finrag.score.plots import write_plots
 from finrag.score.tables import run_summary
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from _stage import main
 from finrag.core.io import read_json, write_json
-from finrag.core.params import SelectParams
 from finrag.core.provenance import provenance
+from finrag.retrieve.evaluation_params import SelectParams
 from finrag.retrieve.grid import select_setup
 
 

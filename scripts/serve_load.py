@@ -8,8 +8,8 @@ from pathlib import Path
 from _stage import main
 from finrag.core.config import repo_root
 from finrag.core.io import write_json
-from finrag.core.params import ServeLoadParams
 from finrag.serve.loadtest import run_load_test
+from finrag.serve.params import ServeLoadParams
 
 
 def run() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 from _stage import main
 from finrag.core.config import mirror_dir, repo_root
 from finrag.core.io import write_json
-from finrag.core.params import SetupTimeParams
 from finrag.serve.loadtest import run_setup_time
+from finrag.serve.params import SetupTimeParams
 
 
 def run() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from _stage import main
-from finrag.core.params import SyntheticCorpusParams
 from finrag.synthetic.generator import write_corpus
+from finrag.synthetic.params import SyntheticCorpusParams
 
 
 def run() -> None:

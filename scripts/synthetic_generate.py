@@ -9,7 +9,6 @@ from pathlib import Path
 from _stage import main
 from finrag.core.contracts import Chunk
 from finrag.core.io import read_jsonl, write_json, write_jsonl
-from finrag.core.params import SyntheticGenerateParams
 from finrag.core.sampling import stratified_sample
 from finrag.core.tracking import stage_run
 from finrag.generate.run import RunSpec, generate_answers, run_stats
@@ -18,6 +17,7 @@ from finrag.llm.cache import CachedLLM
 from finrag.retrieve.contexts import ContextBuilder
 from finrag.retrieve.search import BM25Index
 from finrag.synthetic.generator import read_corpus
+from finrag.synthetic.params import SyntheticGenerateParams
 
 
 def run() -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 from _stage import main
 from finrag.core.contracts import Answer, Chunk
 from finrag.core.io import read_jsonl, write_json, write_jsonl
-from finrag.core.params import SyntheticStudyParams
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
 from finrag.retrieve.search import BM25Index
 from finrag.synthetic.generator import read_corpus
+from finrag.synthetic.params import SyntheticStudyParams
 from finrag.synthetic.study import run_synthetic_study
 
 

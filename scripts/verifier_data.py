@@ -7,8 +7,8 @@ from pathlib import Path
 
 from _stage import main
 from finrag.core.config import mirror_dir
-from finrag.core.params import VerifierDataParams
 from finrag.score.verifier.build import build_training_data
+from finrag.score.verifier.params import VerifierDataParams
 
 
 def run() -> None:

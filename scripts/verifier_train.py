@@ -8,8 +8,8 @@ from pathlib import Path
 from _stage import main
 from finrag.core.config import mirror_dir
 from finrag.core.io import write_json
-from finrag.core.params import VerifierTrainParams
 from finrag.core.provenance import provenance
+from finrag.score.verifier.params import VerifierTrainParams
 from finrag.score.verifier.train import train_verifier
 
 

@@ -309,3 +309,39 @@ def test_cli_data_status_and_a_fetch_that_cannot_reach_the_network(tmp_path, mon
     assert res.exit_code == 1
     assert "3 file(s) not fetched" in res.stderr and "ConnectError" in res.stderr
     assert not list(tmp_path.rglob("*.part")) and not (tmp_path / "MANIFEST.csv").exists()
+
+
+def test_an_unreachable_network_fails_at_once_without_retries(tmp_path):
+    """Offline (the host name does not resolve): one request, no back-off, every file reported in one pass."""
+    rows = [_row(f"financebench/pdfs/{u.rsplit('/', 1)[-1]}", b, u) for u, b in BODIES.items()]
+    calls, sleeps = [], []
+
+    def offline(request):
+        calls.append(request)
+        raise httpx.ConnectError("[Errno -3] Temporary failure in name resolution")
+
+    with F.Fetcher(tmp_path, transport=httpx.MockTransport(offline), retry_sleep=sleeps.append,
+                   progress=False, limiter=RateLimiter(rate=1000)) as f:  # fmt: skip
+        rep = f.fetch(_files(rows))
+    assert len(calls) == 1 and sleeps == []
+    assert len(rep.failed) == len(rows)
+    assert all("github.com unreachable" in why for why in rep.failed.values())
+
+
+def test_a_dropped_connection_is_still_retried(tmp_path):
+    url = "https://github.com/o/r/raw/c1/pdfs/B.pdf"
+    rows = [_row("financebench/pdfs/B.pdf", BODIES[url], url)]
+    calls = []
+
+    def flaky(request):
+        calls.append(request)
+        if len(calls) < 3:
+            raise httpx.ReadError("connection reset by peer")
+        return httpx.Response(200, content=BODIES[url])
+
+    with F.Fetcher(tmp_path, transport=httpx.MockTransport(flaky), retry_sleep=lambda s: None,
+                   progress=False, limiter=RateLimiter(rate=1000)) as f:  # fmt: skip
+        assert f.fetch(_files(rows)).fetched == ["financebench/pdfs/B.pdf"]
+    assert len(calls) == 3
+    assert not F.unreachable(httpx.ReadError("connection reset by peer"))
+    assert F.unreachable(httpx.ConnectTimeout("timed out"))

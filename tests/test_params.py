@@ -7,8 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from finrag.core.params import SECTIONS, ParamsError, ScoreParams, ServeLoadParams, check_all
+from finrag.core.params import ParamsError
 from finrag.core.provenance import params_hash
+from finrag.score.params import ScoreParams
+from finrag.sections import SECTIONS, check_all
+from finrag.serve.params import ServeLoadParams
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
+from finrag.ingest.tatqa import render_table
 from finrag.retrieve.rerank import CrossEncoderReranker
 from finrag.retrieve.train_reranker import (
     RerankerParams,
     eval_candidates,
     load_tatqa,
     ranking_metrics,
-    render_table,
     split_contexts,
     train_reranker,
     training_pairs,

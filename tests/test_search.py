@@ -140,6 +140,9 @@ def test_search_methods():
         rerank_depth=4,
     )
     base = {"bm25", "dense", "hybrid", "hybrid_rerank"}
+    assert set(SEARCH_METHODS.names()) >= base
+    import finrag.retrieve.finance  # noqa: F401  (its import registers the finance-aware wrappers)
+
     finance = {
         f"{b}+{r}" for b in ("bm25", "dense", "hybrid") for r in ("expand", "route", "neighbours", "finance")
     }

@@ -503,3 +503,25 @@ def test_a_failing_backend_gets_502_and_the_service_stays_up(study, monkeypatch)
         r = client.post("/v1/answer", json={"question": "What was Beta's revenue in fiscal 2019?"})
         assert r.status_code == 502 and "backend failed" in r.json()["error"]
         assert client.get("/readyz").status_code == 200
+
+
+def test_a_restart_after_live_answers_is_not_blocked_by_the_judges_logit_file(study):
+    """The verifier's live logits once lay among the response cache's shards, and the next start refused them
+    as a corrupt cache entry: they now live under judge_cache/serve/, and a file left by an earlier version is
+    moved there when the service starts."""
+    from finrag.serve.system import LIVE_LOGITS, live_logits_path
+
+    old = study / "llm_cache" / "serve" / "verifier_logits.jsonl"
+    old.parent.mkdir(parents=True)
+    old.write_text('{"key": "abc", "logit": 0.5}\n', encoding="utf-8")
+    os.environ["FINRAG_LLM_MODE"] = "auto"
+    try:
+        first = _system(study).answer("What did Beta Inc spend on capital expenditure?")
+        assert not old.exists() and (study / LIVE_LOGITS).exists()
+        # a second start (after live answers were recorded) loads the response cache and replays the answer
+        again = _system(study).answer("What did Beta Inc spend on capital expenditure?")
+    finally:
+        del os.environ["FINRAG_LLM_MODE"]
+    assert again["cache"]["hit"] is True and again["answer"] == first["answer"]
+    assert live_logits_path(study, "llm_cache") == study / LIVE_LOGITS
+    assert (study / LIVE_LOGITS).read_text(encoding="utf-8").count("\n") == 1

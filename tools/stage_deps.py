@@ -1,33 +1,64 @@
-"""Which modules each DVC stage's script imports (directly or not, function-level imports and lazy registry
-"module:Class" strings included) that the stage's `deps` in dvc.yaml do not cover: a change to one of them would
-not re-run the stage, and `dvc repro` could keep a stale result (issue 20). Prints one line per stage; exit 1
-when any stage has a gap. Over-approximates (an import inside a function the stage never calls still counts),
-which is the safe side for dependencies. Run: `uv run python tools/stage_deps.py`."""
+"""Each DVC stage's code deps, generated from what its script reaches, so an edit re-runs only what it touches.
 
+Why: stages used to depend on whole package folders, so a comment in one module made hours of stages stale.
+This walks each stage script's imports (module-level and inside functions, relative ones, lazy registry strings
+"finrag.x.y:Name" including f-strings such as f"finrag.retrieve.finance:{base}_{rules}", and module names used as
+strings, e.g. importlib.resources.files("finrag.llm.prompts")), adds every parent package's __init__.py, and the
+data files of any package whose code reads files beside itself (templates, static pages). It over-approximates (an
+import inside a function the stage never calls still counts): the safe side for dependencies.
+
+    uv run python tools/stage_deps.py            # exit 1 and list the stages whose dvc.yaml code deps differ
+    uv run python tools/stage_deps.py --write    # rewrite those deps in dvc.yaml (comments kept)
+
+tests/test_stage_deps.py holds dvc.yaml to this list.
+"""
+
+from __future__ import annotations
+
+import argparse
 import ast
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
-LAZY = re.compile(r"^(finrag(?:\.\w+)+):\w+$")
+CODE_PREFIXES = ("scripts/", "src/")
+MODULE = r"finrag(?:\.\w+)*"
+LAZY = re.compile(rf"^({MODULE}):\w*")  # "finrag.x.y:Name", or the head of an f-string "finrag.x.y:{...}"
+PLAIN = re.compile(rf"^({MODULE})$")
+READS_BESIDE_ITSELF = re.compile(r"__file__|resources\.files\(")
+SCRIPT = re.compile(r"python (scripts/\S+\.py)")
 
 
-def module_file(mod):
+def module_file(mod: str) -> Path | None:
+    """The file that defines `mod` under src/ (a module or a package's __init__.py), or None."""
     p = SRC / Path(*mod.split("."))
-    if (p.with_suffix(".py")).exists():
+    if p.with_suffix(".py").exists():
         return p.with_suffix(".py")
     if (p / "__init__.py").exists():
         return p / "__init__.py"
     return None
 
 
-def imports_of(path, pkg):
-    tree = ast.parse(path.read_text())
-    out = set()
+def _module_strings(node: ast.AST) -> Iterable[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        m = LAZY.match(node.value) or PLAIN.match(node.value)
+        if m:
+            yield m.group(1)
+    elif isinstance(node, ast.JoinedStr) and node.values:
+        head = node.values[0]
+        if isinstance(head, ast.Constant) and isinstance(head.value, str):
+            m = LAZY.match(head.value)
+            if m:
+                yield m.group(1)
+
+
+def imports_of(path: Path, pkg: str) -> set[str]:
+    """Module names `path` may import: import statements anywhere, and module names written as strings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Import):
             out |= {a.name for a in n.names}
@@ -37,65 +68,125 @@ def imports_of(path, pkg):
                 parts = parts[: len(parts) - (n.level - 1)]
                 mod = ".".join(parts + ([n.module] if n.module else []))
             else:
-                mod = n.module
+                mod = n.module or ""
             out.add(mod)
-            out |= {f"{mod}.{a.name}" for a in n.names}
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
-            m = LAZY.match(n.value)
-            if m:
-                out.add(m.group(1))
-    return {m for m in out if m and (m == "finrag" or m.startswith("finrag.") or m == "_stage")}
+            out |= {f"{mod}.{a.name}" for a in n.names}  # `from pkg import submodule`
+        else:
+            out.update(_module_strings(n))
+    return {m for m in out if m == "finrag" or m.startswith("finrag.") or m == "_stage"}
 
 
-def closure(script):
-    seen, todo, files = set(), [], set()
-    files.add(script)
-    for m in imports_of(script, "scripts"):
-        todo.append(m)
+def package_data(module_path: Path) -> set[Path]:
+    """Non-Python files beside a module that reads files relative to itself: whole data folders (a folder with
+    no Python in it) as one dep each, loose files one by one."""
+    if not READS_BESIDE_ITSELF.search(module_path.read_text(encoding="utf-8")):
+        return set()
+    out: set[Path] = set()
+    for child in module_path.parent.iterdir():
+        if child.name == "__pycache__" or child.suffix == ".py":
+            continue
+        if child.is_dir():
+            if not any(child.rglob("*.py")):
+                out.add(child)
+        elif child.is_file() and child.suffix not in {".pyc", ".pyi"}:
+            out.add(child)
+    return out
+
+
+def closure(script: Path) -> set[Path]:
+    """Every file the stage script can reach: itself, scripts/_stage.py, the src/ modules and their data."""
+    files = {script}
+    seen: set[str] = set()
+    todo = list(imports_of(script, "scripts"))
     while todo:
         m = todo.pop()
         if m in seen:
             continue
         seen.add(m)
-        f = ROOT / "scripts/_stage.py" if m == "_stage" else module_file(m)
+        f = ROOT / "scripts" / "_stage.py" if m == "_stage" else module_file(m)
         if f is None:
-            continue
+            continue  # an attribute imported with `from module import name`
         files.add(f)
-        # parent packages' __init__ run on import
+        files |= package_data(f)
         parts = m.split(".")
-        for i in range(1, len(parts)):
-            pf = module_file(".".join(parts[:i]))
-            if pf and ".".join(parts[:i]) not in seen:
-                todo.append(".".join(parts[:i]))
-        for sub in imports_of(f, m):
-            todo.append(sub)
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages' __init__ run first
+        todo += imports_of(f, m)
     return files
 
 
-def covered(rel: str, deps: list[str]) -> bool:
-    return any(rel == d.rstrip("/") or rel.startswith(d.rstrip("/") + "/") for d in deps)
+def code_deps(script_rel: str) -> list[str]:
+    return sorted(p.relative_to(ROOT).as_posix() for p in closure(ROOT / script_rel))
 
 
-def gaps() -> dict[str, list[str]]:
-    """stage -> the files its script imports (directly or not) that its deps do not cover."""
-    dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+def _stage_bodies(doc: dict) -> Iterable[tuple[str, dict]]:
+    for name, body in doc["stages"].items():
+        yield name, body.get("do", body)  # a foreach stage: its template
+
+
+def _is_code(dep: str) -> bool:
+    return str(dep).startswith(CODE_PREFIXES)
+
+
+def differences(doc: dict) -> dict[str, tuple[list[str], list[str]]]:
+    """stage -> (its code deps in dvc.yaml, the generated ones), for every stage where they differ."""
     out = {}
-    for name, body in dvc["stages"].items():
-        st = body.get("do", body)  # a foreach stage: its template
-        sm = re.search(r"python (scripts/\S+\.py)", st["cmd"])
-        if not sm:
+    for name, st in _stage_bodies(doc):
+        m = SCRIPT.search(st["cmd"])
+        if not m:
             continue
-        deps = [re.sub(r"\$\{[^}]+\}", "*", d) for d in st.get("deps", [])]
-        rels = (f.relative_to(ROOT).as_posix() for f in closure(ROOT / sm.group(1)))
-        out[name] = sorted(r for r in rels if not covered(r, deps))
+        have = [str(d) for d in st.get("deps", []) if _is_code(str(d))]
+        want = code_deps(m.group(1))
+        if have != want:
+            out[name] = (have, want)
     return out
 
 
+def write(path: Path = ROOT / "dvc.yaml") -> list[str]:
+    """Rewrite every stage's code deps in dvc.yaml to the generated list (code first, other deps kept after,
+    in their order and with their comments). Returns the stages changed."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    doc = yaml.load(path.read_text(encoding="utf-8"))
+    changed = list(differences(doc))
+    for name, st in _stage_bodies(doc):
+        if name not in changed:
+            continue
+        deps = st["deps"]
+        others = [(i, d) for i, d in enumerate(deps) if not _is_code(str(d))]
+        comments = {d: deps.ca.items.get(i) for i, d in others}
+        new = code_deps(SCRIPT.search(st["cmd"]).group(1)) + [d for _, d in others]
+        deps.clear()
+        deps.ca.items.clear()
+        deps.extend(new)
+        for i, d in enumerate(new):
+            if comments.get(d):
+                deps.ca.items[i] = comments[d]
+    with path.open("w", encoding="utf-8") as fh:
+        yaml.dump(doc, fh)
+    return changed
+
+
 def main() -> int:
-    found = gaps()
-    for name, missing in found.items():
-        print(f"{name}: {len(missing)} not covered" + (f": {', '.join(missing)}" if missing else ""))
-    return 1 if any(found.values()) else 0
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="rewrite dvc.yaml's code deps")
+    args = ap.parse_args()
+    if args.write:
+        changed = write()
+        print(f"dvc.yaml: code deps rewritten for {len(changed)} stage(s): {', '.join(changed) or 'none'}")
+        return 0
+    import yaml
+
+    diff = differences(yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8")))
+    for name, (have, want) in diff.items():
+        extra, missing = sorted(set(have) - set(want)), sorted(set(want) - set(have))
+        print(f"{name}: not reached {extra or '-'}; missing {missing or '-'}")
+    if diff:
+        print("run: uv run python tools/stage_deps.py --write", file=sys.stderr)
+    return 1 if diff else 0
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+import socket
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -192,8 +193,39 @@ def status(files: Sequence[InputFile], root: Path) -> dict[str, list[str]]:
     return out
 
 
+UNREACHABLE = re.compile(
+    r"name or service not known|temporary failure in name resolution|nodename nor servname|getaddrinfo|"
+    r"no address associated|network is unreachable|no route to host|connection refused",
+    re.IGNORECASE,
+)
+
+
+class NetworkUnreachable(FetchError):
+    """The host cannot be reached at all (its name does not resolve, no route, refused, connect timed out):
+    retrying or trying the next file of the same host cannot help, so the fetch stops at once."""
+
+
+def unreachable(exc: BaseException) -> bool:
+    """A connection that failed before any byte was exchanged, for a reason a retry will not change."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return True
+    if not isinstance(exc, httpx.ConnectError):
+        return False
+    chain: list[BaseException] = [exc]
+    while chain[-1].__cause__ is not None or chain[-1].__context__ is not None:
+        chain.append(chain[-1].__cause__ or chain[-1].__context__)  # type: ignore[arg-type]
+        if len(chain) > 8:
+            break
+    return any(isinstance(e, socket.gaierror) or UNREACHABLE.search(str(e)) for e in chain)
+
+
+def _worth_retrying(exc: BaseException) -> bool:
+    return retryable(exc) and not unreachable(exc)
+
+
 class Fetcher:
-    """Downloads manifest files into `dest`. Pass `transport` (httpx.MockTransport) in tests."""
+    """Downloads manifest files into `dest`. Pass `transport` (httpx.MockTransport) in tests. A host that cannot
+    be reached is not retried, and the files after it from the same host are not tried (one line, at once)."""
 
     def __init__(
         self,
@@ -215,9 +247,13 @@ class Fetcher:
         self.attempts, self.retry_sleep, self.progress = attempts, retry_sleep, progress
         headers = {"User-Agent": self.user_agent or "finrag (research pipeline; data fetch)"}
         self.client = httpx.Client(
-            headers=headers, timeout=timeout, follow_redirects=True, transport=transport
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            follow_redirects=True,
+            transport=transport,
         )
         self.report = FetchReport()
+        self.unreachable_hosts: dict[str, str] = {}
 
     def close(self) -> None:
         self.client.close()
@@ -260,17 +296,24 @@ class Fetcher:
         part = target.with_name(target.name + ".part")
         target.parent.mkdir(parents=True, exist_ok=True)
         self._check_host(f.url)
+        host = urlparse(f.url).hostname or ""
+        if host in self.unreachable_hosts:
+            raise NetworkUnreachable(f"not tried: {self.unreachable_hosts[host]}")
         kwargs: dict[str, Any] = {"sleep": self.retry_sleep} if self.retry_sleep is not None else {}
         try:
             for attempt in Retrying(
                 stop=stop_after_attempt(self.attempts), wait=wait_exponential(multiplier=0.5, max=30),
-                retry=retry_if_exception(retryable), reraise=True, **kwargs,
+                retry=retry_if_exception(_worth_retrying), reraise=True, **kwargs,
             ):  # fmt: skip
                 with attempt:
                     self._download_once(f, part, bar)
         except httpx.HTTPStatusError as exc:
             raise FetchError(f"{f.url}: HTTP {exc.response.status_code}") from exc
         except httpx.TransportError as exc:
+            if unreachable(exc):
+                why = f"{host} unreachable ({type(exc).__name__}: {exc})".splitlines()[0]
+                self.unreachable_hosts[host] = why
+                raise NetworkUnreachable(f"{f.url}: {why}") from exc
             raise FetchError(f"{f.url}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
         if f.verified and not intact(f, part):
             size, digest = part.stat().st_size, sha256_file(part)

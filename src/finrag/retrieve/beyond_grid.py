@@ -11,8 +11,9 @@ import numpy as np
 
 from finrag.core.contracts import Chunk, Document, Question
 from finrag.core.io import read_json, read_jsonl, write_json
-from finrag.core.params import RetrieveFinanceParams
 from finrag.core.provenance import provenance
+from finrag.retrieve import finance  # noqa: F401  (registers the finance-aware search methods)
+from finrag.retrieve.finance_params import RetrieveFinanceParams
 from finrag.retrieve.grid import breakdowns, evaluate_grid
 from finrag.retrieve.methods import build_search_context, load_vectors, run_method
 

@@ -38,6 +38,7 @@ from typing import cast
 
 import numpy as np
 
+from finrag.core.device import choose_device, gpu_precision
 from finrag.core.io import sha256_file, sha256_text
 from finrag.core.kvstore import SqliteKV
 from finrag.core.registry import Registry
@@ -143,8 +144,9 @@ def patch_mpnet_attention(model) -> int:
 
 
 class STEmbedder(Embedder):
-    """A sentence-transformers bi-encoder on CPU. `precision`: auto (bf16 where the CPU has native bf16, else
-    fp32), fp32 or bf16. `max_seq_length` None keeps the model's own (384 for mpnet, 256 for minilm)."""
+    """A sentence-transformers bi-encoder on the chosen device (finrag.core.device: CUDA in fp16, else MPS, else
+    the CPU). `precision` on the CPU: auto (bf16 where the CPU has native bf16, else fp32), fp32 or bf16.
+    `max_seq_length` None keeps the model's own (384 for mpnet, 256 for minilm)."""
 
     def __init__(
         self,
@@ -166,11 +168,15 @@ class STEmbedder(Embedder):
         if threads:
             torch.set_num_threads(int(threads))
         self.name, self.path, self.batch_size, self.query_threads = name, str(path), batch_size, query_threads
-        self.precision = resolve_precision(precision)
-        kwargs = {"torch_dtype": torch.bfloat16} if self.precision == "bf16" else {}
+        self.device = choose_device()
+        self.precision = gpu_precision(self.device, precision) or resolve_precision(precision)
+        dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16}
+        kwargs = {"torch_dtype": dtypes[self.precision]} if self.precision in dtypes else {}
+        if self.device != "cpu":
+            workers = 1  # one model copy per GPU
 
         def load():
-            m = SentenceTransformer(self.path, device="cpu", local_files_only=True, model_kwargs=kwargs)
+            m = SentenceTransformer(self.path, device=self.device, local_files_only=True, model_kwargs=kwargs)
             m.eval()
             if max_seq_length:
                 m.max_seq_length = int(max_seq_length)
@@ -190,7 +196,7 @@ class STEmbedder(Embedder):
 
         with torch.inference_mode():
             out = fn(texts, batch_size=self.batch_size, convert_to_tensor=True, show_progress_bar=False)
-        return normalise(out.float().numpy())
+        return normalise(out.float().cpu().numpy())
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """With workers > 1 the texts are dealt out by length to the model copies (`map_on_workers`)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from finrag.core.device import choose_device, device_type, gpu_precision
 from finrag.core.io import sha256_text
 from finrag.core.kvstore import SqliteKV
 
@@ -43,8 +44,9 @@ class CrossEncoderReranker:
         folder = Path(path_or_name).expanduser()
         self.name = str(folder) if folder.is_dir() else str(path_or_name)
         self.batch_size = batch_size
-        self.precision = resolve_precision(precision)
-        self.model = CrossEncoder(self.name, device="cpu", max_length=max_length, local_files_only=True)
+        self.device = choose_device()
+        self.precision = gpu_precision(self.device, precision) or resolve_precision(precision)
+        self.model = CrossEncoder(self.name, device=self.device, max_length=max_length, local_files_only=True)
         wrev = weights_hash(folder) if folder.is_dir() else self.name
         head = "\0fp32-head" if fp32_head and self.precision == "bf16" else ""  # old revisions unchanged
         self.revision = sha256_text(f"{wrev}\0{self.precision}\0{self.model.max_length}{head}")[:16]
@@ -57,7 +59,8 @@ class CrossEncoderReranker:
     def _predict(self, query: str, texts: list[str]) -> list[float]:
         import torch
 
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+        half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
+        with torch.autocast(device_type(self.device), dtype=half or torch.bfloat16, enabled=half is not None):
             out = self.model.predict(
                 [(query, t) for t in texts],
                 batch_size=self.batch_size,

@@ -294,12 +294,6 @@ def hybrid_rerank_search(
     return [(cand[j], float(scores[j])) for j in order[:k]]
 
 
-# finance-aware wrappers of the base methods (finrag.retrieve.finance), imported on first use
-for _base in ("bm25", "dense", "hybrid"):
-    for _rules in ("expand", "route", "neighbours", "finance"):
-        SEARCH_METHODS.lazy(f"{_base}+{_rules}", f"finrag.retrieve.finance:{_base}_{_rules}")
-
-
 def search(ctx: SearchContext, method: str, query: str, k: int, allowed: set[int] | None = None) -> list[Hit]:
     """Run a registered search method by name."""
     return SEARCH_METHODS.get(method)(ctx, query, k, allowed)

@@ -25,13 +25,14 @@ import os
 import random
 import shutil
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from finrag.core.device import choose_device, device_type
 from finrag.core.io import write_json
+from finrag.ingest.tatqa import render_table
 
 log = logging.getLogger(__name__)
 
@@ -66,16 +67,6 @@ class RerankerParams:
 
 
 # --------------------------------------------------------------------------------------------------- data
-
-
-def render_table(rows: Sequence[Sequence[str]]) -> str:
-    """A table as pipe-separated rows (the way chunkers render filings' tables), empty rows dropped."""
-    lines = []
-    for row in rows:
-        cells = [" ".join(str(c).split()) for c in row]
-        if any(cells):
-            lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 @dataclass
@@ -266,8 +257,9 @@ def train_reranker(
     )
 
     set_seed(p.seed)
+    device = choose_device()
     model = CrossEncoder(
-        str(minilm_path()), num_labels=1, max_length=p.max_length, device="cpu", local_files_only=True
+        str(minilm_path()), num_labels=1, max_length=p.max_length, device=device, local_files_only=True
     )
     baseline = ranking_metrics(_biencoder_scores(cands, p.threads))
 
@@ -289,10 +281,11 @@ def train_reranker(
         per_device_train_batch_size=p.batch_size,
         learning_rate=p.learning_rate,
         warmup_steps=int(p.warmup_ratio * steps),
-        bf16=bf16,
+        bf16=bf16 and device == "cpu",
+        fp16=device_type(device) == "cuda",
         seed=p.seed,
         data_seed=p.seed,
-        use_cpu=True,
+        use_cpu=device == "cpu",
         save_strategy="no",
         eval_strategy="no",
         logging_steps=max(1, min(50, len(pairs) // p.batch_size // 10)),

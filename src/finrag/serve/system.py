@@ -33,12 +33,31 @@ from finrag.core.config import params as read_params
 from finrag.core.config import repo_root
 from finrag.core.contracts import Answer, Chunk, Document, Passage, Question
 from finrag.core.io import read_json, read_jsonl
-from finrag.core.params import ServeParams
 from finrag.score.judge_trust import judge_trust
+from finrag.serve.params import ServeParams
 
 log = logging.getLogger(__name__)
 
 SERVE_STAGE = "serve"  # live calls are recorded under llm_cache/serve/
+# the verifier's logits for live claims: beside the study's logit cache (judge_cache/), never among the response
+# cache's shards, which the service reads at start and checks entry by entry
+LIVE_LOGITS = Path("judge_cache") / "serve" / "verifier_logits.jsonl"
+_OLD_LIVE_LOGITS = Path(SERVE_STAGE) / "verifier_logits.jsonl"  # under serve.cache_dir, before 2026-12-06
+
+
+def live_logits_path(root: Path, cache_dir: str) -> Path:
+    """Where the service keeps live claims' logits; a file left among the response cache's shards by an earlier
+    version is moved there first, so a service stopped after live answers starts again."""
+    new, old = root / LIVE_LOGITS, root / cache_dir / _OLD_LIVE_LOGITS
+    if old.exists():
+        new.parent.mkdir(parents=True, exist_ok=True)
+        if new.exists():
+            with new.open("a", encoding="utf-8") as fh:
+                fh.write(old.read_text(encoding="utf-8"))
+            old.unlink()
+        else:
+            os.replace(old, new)
+    return new
 
 
 class ServeError(RuntimeError):
@@ -126,6 +145,7 @@ class SelectedSystem:
         self.ctx_p, self.retrieve_p = section("contexts"), section("retrieve")
         self._lock = threading.Lock()
         t0 = time.perf_counter()
+        self.live_logits = live_logits_path(self.root, self.serve.cache_dir)  # before the cache is read
         self._load_system()
         self._load_data()
         self._load_judge()
@@ -220,7 +240,7 @@ class SelectedSystem:
             params["model_dir"] = str(self.root / params.get("model_dir", "data/models/verifier"))
             if params.get("cache"):
                 params["extra_caches"] = [str(self.root / params["cache"])]
-            params["cache"] = str(self.root / self.serve.cache_dir / SERVE_STAGE / "verifier_logits.jsonl")
+            params["cache"] = str(self.live_logits)
         # unwrapped: score's MemoJudge only saves repeated work and would grow without bound in a service
         self.judge = make_judge(spec["name"], **params)
         self.trust = judge_trust(self.agreement, self.judge_name)

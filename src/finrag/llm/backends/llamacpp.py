@@ -61,6 +61,7 @@ class LlamaCppBackend(Backend):
         chat_format: str | None = None,
         extra_bufts: bool = False,
         flash_attn: bool = False,
+        n_gpu_layers: int | None = None,
         verbose: bool = False,
     ):
         from finrag.llm import local_model
@@ -78,6 +79,8 @@ class LlamaCppBackend(Backend):
         self.chat_format = chat_format
         self.extra_bufts = bool(extra_bufts)
         self.flash_attn = bool(flash_attn)
+        # layers offloaded to a GPU; None: all where the installed llama.cpp build can (finrag.core.device)
+        self.n_gpu_layers = n_gpu_layers
         self.verbose = verbose
         self._llm = None
 
@@ -95,6 +98,7 @@ class LlamaCppBackend(Backend):
         """The Llama object (loaded once; the weights' sha256 is checked first)."""
         if self._llm is not None:
             return self._llm
+        from finrag.core.device import llama_gpu_layers
         from finrag.llm import local_model
 
         llama_cpp = local_model.import_llama_cpp()
@@ -110,6 +114,7 @@ class LlamaCppBackend(Backend):
                 n_threads=self.n_threads,
                 n_threads_batch=self.n_threads,
                 n_batch=self.n_batch,
+                n_gpu_layers=llama_gpu_layers(llama_cpp, self.n_gpu_layers),
                 flash_attn=self.flash_attn,
                 chat_format=self.chat_format,
                 verbose=self.verbose,

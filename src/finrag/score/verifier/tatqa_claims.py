@@ -12,7 +12,7 @@ import random
 import re
 from pathlib import Path
 
-from finrag.retrieve.train_reranker import render_table
+from finrag.ingest.tatqa import render_table
 from finrag.score.verifier.pairs import ClaimPair, perturb_value
 
 TATQA_FILE = "tatqa/tatqa_dataset_dev.json"

@@ -1,0 +1,15 @@
+"""The params.yaml sections of the predictions check: typed, beside the code they configure, so an edit here re-runs
+only the stages that read them (finrag.core.params has the base model and the rules every section follows)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from finrag.core.params import StageParams
+
+
+class PredictionsParams(StageParams):
+    section: ClassVar[str] = "predictions"
+    file: str
+    caveats: str | None = None
+    metrics_out: str
