@@ -28,7 +28,7 @@ import numpy as np
 
 from finrag.core.config import repo_root
 from finrag.core.io import read_jsonl, write_json
-from finrag.retrieve.embed_base import cpu_has_native_bf16
+from finrag.core.machine import cpu_has_native_bf16
 
 
 def load_sample(n: int, n_queries: int, seed: int = 0):

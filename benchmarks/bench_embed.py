@@ -30,8 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from finrag.core.config import mirror_dir
-from finrag.retrieve.embed_base import cpu_has_native_bf16
-from finrag.retrieve.embedding import STEmbedder, make_embedder, minilm_path, mpnet_path
+from finrag.core.machine import cpu_has_native_bf16
+from finrag.retrieve.embedding import STEmbedder, make_embedder
+from finrag.retrieve.weights import minilm_path, mpnet_path
 
 
 def chunk_texts(n: int, seed: int = 0) -> tuple[list[str], list[str]]:

@@ -93,8 +93,9 @@ def test_the_init_container_rebuilds_the_services_inputs_with_the_stage_scripts(
     pod = _kind("Deployment")["spec"]["template"]["spec"]
     (init,) = pod["initContainers"]
     script = " ".join(init["args"])
-    for stage in ("ingest", "questions", "chunk"):
+    for stage in ("010_ingest", "020_questions", "030_chunk"):
         assert f"scripts/{stage}.py" in script and (REPO / "scripts" / f"{stage}.py").exists()
+    assert "--chunker page" in script  # the selected setup's chunks, which the service searches
     mounts = {m["name"]: m["mountPath"] for m in init["volumeMounts"]}
     (serve,) = pod["containers"]
     assert mounts["data"] == {m["name"]: m["mountPath"] for m in serve["volumeMounts"]}["data"] == "/app/data"

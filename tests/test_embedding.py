@@ -9,16 +9,10 @@ import zipfile
 import numpy as np
 import pytest
 
-from finrag.retrieve.embed_base import cpu_has_native_bf16
-from finrag.retrieve.embedding import (
-    EMBEDDERS,
-    EmbeddingCache,
-    cosine_agreement,
-    embed_with_cache,
-    make_embedder,
-    mpnet_parts,
-    unpack_split_zip,
-)
+from finrag.core.machine import cpu_has_native_bf16
+from finrag.retrieve.embed_cache import EmbeddingCache, embed_with_cache
+from finrag.retrieve.embedding import EMBEDDERS, cosine_agreement, make_embedder
+from finrag.retrieve.weights import mpnet_parts, unpack_split_zip
 
 TEXTS = [
     "Total revenue increased 12% to $4.2 billion, driven by higher subscription sales in Europe.",

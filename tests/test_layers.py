@@ -1,8 +1,9 @@
 """The package layout holds: layers only point down, no import cycles (imports inside functions count too), no
-private name imported across modules, and no module at the package root but `cli` (issue 20).
+private name imported across modules, and no module at the package root but `cli` and `sections` (issue 20).
 
 Layers, lowest first: core < ingest < retrieve < llm < generate < score < trust < report; `synthetic` may use every
-step but `report`; `serve` and `release` sit on top (they run the pipeline's pieces), `cli` above everything."""
+step but `report`; `serve` and `release` sit on top (they run the pipeline's pieces), `cli` above everything, beside
+`sections` (every params.yaml section's model, each kept beside its step; no stage imports it)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ RANK = {
     "serve": 8,
     "release": 8,
     "cli": 9,
+    "sections": 9,
 }
 
 
@@ -98,9 +100,9 @@ def test_no_private_name_is_imported_across_modules():
     assert not bad, "\n".join(bad)
 
 
-def test_the_root_holds_only_the_cli():
+def test_the_root_holds_only_the_cli_and_the_sections_registry():
     root = {p.name for p in (SRC / "finrag").glob("*.py")}
-    assert root == {"__init__.py", "cli.py"}, sorted(root)
+    assert root == {"__init__.py", "cli.py", "sections.py"}, sorted(root)
 
 
 def test_the_walker_sees_a_cycle_hidden_in_a_function(tmp_path):

@@ -16,6 +16,7 @@ import logging
 import math
 import os
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -666,6 +667,38 @@ def report(
             "report check failed: " + ", ".join(r.document for r in bad) + " disagree with results/", code=1
         )
     typer.echo("report: " + ("documents match results/" if check else "rendered"), err=True)
+
+
+@app.command()
+def verify(
+    params_file: ParamsOpt = None,
+) -> None:
+    """Re-execute every stage that does not need the embedding matrices (replay_time.stages: `dvc repro --force
+    --single-item`, one at a time, zero model calls), then fail if results/ or dvc.lock changed by one byte."""
+    import shutil
+
+    from finrag.core.config import mirror_dir, repo_root
+    from finrag.core.proc import CommandFailed
+    from finrag.release.replay import changed_files, replay_env, rerun_stages
+
+    root = repo_root()
+    stages = list(_params("replay_time", params_file)["stages"])
+    dvc = shutil.which("dvc") or "dvc"
+    log = root / ".dvc" / "tmp" / "verify.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("", encoding="utf-8")
+    t0 = time.perf_counter()
+    try:
+        rerun_stages(dvc, stages, root, replay_env(mirror_dir()), log, echo=lambda m: typer.echo(m, err=True))
+    except CommandFailed as exc:
+        _fail(f"verify: {exc}", code=1)
+    changed = changed_files(root)
+    took = round(time.perf_counter() - t0, 1)
+    if changed:
+        _fail(f"verify: {len(stages)} stages re-executed in {took} s changed {', '.join(changed)}", code=1)
+    typer.echo(
+        f"verify: {len(stages)} stages re-executed in {took} s; results/ and dvc.lock unchanged", err=True
+    )
 
 
 # ------------------------------------------------------------------------------------------------ data

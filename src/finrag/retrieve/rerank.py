@@ -39,7 +39,8 @@ class CrossEncoderReranker:
     ):
         from sentence_transformers import CrossEncoder
 
-        from finrag.retrieve.embedding import resolve_precision, weights_hash
+        from finrag.retrieve.embed_base import resolve_precision
+        from finrag.retrieve.weights import weights_hash
 
         folder = Path(path_or_name).expanduser()
         self.name = str(folder) if folder.is_dir() else str(path_or_name)

@@ -26,7 +26,7 @@ from finrag.core.io import atomic_open, write_json
 from finrag.core.registry import Registry
 
 if TYPE_CHECKING:
-    from finrag.retrieve.embedding import Embedder
+    from finrag.retrieve.embed_base import Embedder
 
 Hit = tuple[int, float]
 STORES: Registry[type[VectorStore]] = Registry("vector store")
@@ -284,7 +284,7 @@ class DenseIndex:
         batch_size: int = 32,
         progress: bool = True,
     ):
-        from finrag.retrieve.embedding import embed_with_cache
+        from finrag.retrieve.embed_cache import embed_with_cache
 
         self.embedder, self.store, self.n = embedder, store, len(chunk_texts)
         if len(store) == 0 and chunk_texts:

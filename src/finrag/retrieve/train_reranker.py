@@ -227,8 +227,8 @@ def train_reranker(
     )
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    from finrag.retrieve.embed_base import cpu_has_native_bf16
-    from finrag.retrieve.embedding import minilm_path
+    from finrag.core.machine import cpu_has_native_bf16
+    from finrag.retrieve.weights import minilm_path
 
     _need_training_extras()
     from datasets import Dataset

@@ -35,6 +35,7 @@ import httpx
 import numpy as np
 from tqdm import tqdm
 
+from finrag.core.machine import machine
 from finrag.core.proc import timed_command
 
 HOST = "127.0.0.1"  # the load test never leaves this machine
@@ -197,8 +198,7 @@ def run_load_test(
     root = Path(root)
     out: dict = {
         "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
+            **machine(),
             "python": platform.python_version(),
             "load_average_before": [round(x, 2) for x in os.getloadavg()],
         },
@@ -320,7 +320,7 @@ def run_setup_time(root: Path, mirror: Path, *, question: str, cold_package_cach
             "source": first["source"],
             "groundedness": first["groundedness"],
         },
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": machine(),
         "cold_package_cache": cold_package_cache,
         "notes": (
             "uv started from an empty package cache (wheels downloaded from the registry); "

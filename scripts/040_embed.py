@@ -11,7 +11,8 @@ import numpy as np
 from _stage import main
 from finrag.core.contracts import Chunk
 from finrag.core.io import atomic_open, read_jsonl
-from finrag.retrieve.embedding import embed_with_cache, make_embedder
+from finrag.retrieve.embed_cache import embed_with_cache
+from finrag.retrieve.embedding import make_embedder
 from finrag.retrieve.params import EmbedParams
 
 

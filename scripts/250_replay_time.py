@@ -8,8 +8,8 @@ from pathlib import Path
 from _stage import main
 from finrag.core.config import mirror_dir, repo_root
 from finrag.core.io import write_json
-from finrag.release.bundle import time_replay
 from finrag.release.params import ReplayTimeParams
+from finrag.release.replay import time_replay
 
 
 def run() -> None:
