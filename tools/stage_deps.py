@@ -108,6 +108,10 @@ def closure(script: Path) -> set[Path]:
             continue  # an attribute imported with `from module import name`
         files.add(f)
         files |= package_data(f)
+        if f.name == "__init__.py" and (f.parent / "__main__.py").exists():
+            todo.append(
+                f"{m}.__main__"
+            )  # `python -m package` runs its __main__ (the timing stages start the service so)
         parts = m.split(".")
         todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages' __init__ run first
         todo += imports_of(f, m)

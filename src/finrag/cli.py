@@ -619,32 +619,13 @@ def serve(
 ) -> None:
     """Serve the selected system (finrag.serve): POST /v1/answer, the page at /, /healthz, /readyz, /metrics.
     Beyond loopback, set FINRAG_API_KEYS (comma-separated keys; there is no login otherwise)."""
-    import os
-
-    import uvicorn
-
-    from finrag.serve.app import API_KEYS_ENV, create_app
+    from finrag.serve.app import run_server
     from finrag.serve.system import ServeParams
 
     with _errors("serve"):
         sp = ServeParams.model_validate(_params("serve", None, required=False) or {})
-    if cache_dir is not None:
-        sp = sp.model_copy(update={"cache_dir": str(cache_dir)})
-    if cache_mode:
-        os.environ["FINRAG_LLM_MODE"] = cache_mode
-    bind = host or sp.host
-    if bind not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(API_KEYS_ENV):
-        typer.echo(
-            f"warning: serving on {bind} without {API_KEYS_ENV}: anyone who reaches it can ask", err=True
-        )
-    typer.echo(f"finrag serve: http://{bind}:{port or sp.port}/ (ready when /readyz says so)", err=True)
-    uvicorn.run(
-        create_app(serve=sp),
-        host=bind,
-        port=port if port is not None else sp.port,
-        log_level=log_level,
-        access_log=False,
-    )
+    run_server(host, port, cache_mode, None if cache_dir is None else str(cache_dir), log_level, sp,
+               say=lambda msg: typer.echo(msg, err=True))  # fmt: skip
 
 
 @app.command()

@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import yaml
+
 from finrag.core.machine import machine
 from finrag.core.proc import timed_command
 
@@ -89,7 +91,7 @@ def replay_env(mirror: Path | None) -> dict:
     return env
 
 
-def time_replay(root: Path, mirror: Path, stages: list[str]) -> dict:
+def time_replay(root: Path, mirror: Path, stages: list[str], this_stage: str = "replay_time") -> dict:
     """A fresh clone of HEAD: `uv sync`, the main command (timed; then whether git is clean and which stages
     `dvc status` still calls changed), then the verifying run of `stages` (each timed) and whether results/ and
     dvc.lock are byte-identical to the commit. uv's package cache stays warm: this times the study, not the
@@ -110,12 +112,17 @@ def time_replay(root: Path, mirror: Path, stages: list[str]) -> dict:
             }
         ]
         dvc = str(clone / ".venv" / "bin" / "dvc")
-        main_s = timed_command([dvc, *MAIN_COMMAND], clone, env, log)
+        # every stage but the one measuring (its own lock entry is written when it ends, so at HEAD it is stale)
+        targets = [
+            name for name in yaml.safe_load((clone / "dvc.yaml").read_text())["stages"] if name != this_stage
+        ]
+        main_s = timed_command([dvc, *MAIN_COMMAND, *targets], clone, env, log)
         main = {
             "command": "uv run dvc " + " ".join(MAIN_COMMAND),
+            "measured_as": f"the same with every stage but {this_stage} (the stage measuring it) as targets",
             "seconds": main_s,
             "changed_after": changed_files(clone),
-            "stale_after": stale_stages(dvc, clone, env),
+            "stale_after": [s for s in stale_stages(dvc, clone, env) if not s.startswith(f"{this_stage}:")],
         }
         t0 = time.perf_counter()
         steps += rerun_stages(dvc, stages, clone, env, log)

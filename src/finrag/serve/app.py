@@ -405,3 +405,34 @@ def create_app(  # noqa: C901 (the app's routes, each small, in one factory)
         return FileResponse(STATIC / "index.html")
 
     return app
+
+
+def run_server(
+    host: str | None = None,
+    port: int | None = None,
+    cache_mode: str | None = None,
+    cache_dir: str | None = None,
+    log_level: str = "warning",
+    serve: ServeParams | None = None,
+    say: Callable[[str], object] = lambda msg: None,
+) -> None:
+    """`finrag serve` and `python -m finrag.serve`: the selected system under uvicorn, options over params.yaml's
+    `serve` section. Its own entry point so the timing stages that start the service reach only the service."""
+    import uvicorn
+
+    sp = serve or ServeParams.model_validate({})
+    if cache_dir is not None:
+        sp = sp.model_copy(update={"cache_dir": str(cache_dir)})
+    if cache_mode:
+        os.environ["FINRAG_LLM_MODE"] = cache_mode
+    bind = host or sp.host
+    if bind not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(API_KEYS_ENV):
+        say(f"warning: serving on {bind} without {API_KEYS_ENV}: anyone who reaches it can ask")
+    say(f"finrag serve: http://{bind}:{port or sp.port}/ (ready when /readyz says so)")
+    uvicorn.run(
+        create_app(serve=sp),
+        host=bind,
+        port=port if port is not None else sp.port,
+        log_level=log_level,
+        access_log=False,
+    )

@@ -67,7 +67,7 @@ def running_service(
 ):
     """`finrag serve` in a child process on a free loopback port; yields (base URL, seconds to ready)."""
     port = free_port()
-    cmd = [sys.executable, "-m", "finrag.cli", "serve", "--host", HOST, "--port", str(port)]
+    cmd = [sys.executable, "-m", "finrag.serve", "--host", HOST, "--port", str(port)]
     cmd += ["--cache-mode", cache_mode] + (["--cache-dir", str(cache_dir)] if cache_dir else [])
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -286,8 +286,9 @@ def run_setup_time(root: Path, mirror: Path, *, question: str, cold_package_cach
         steps[f"dvc repro {' '.join(stages)}"] = timed_command(dvc, clone, env, log)
         port = free_port()
         serve = [
-            str(clone / ".venv/bin/finrag"),
-            "serve",
+            str(clone / ".venv/bin/python"),
+            "-m",
+            "finrag.serve",  # `finrag serve` without the command line's other commands
             "--host",
             HOST,
             "--port",
