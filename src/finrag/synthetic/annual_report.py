@@ -1,11 +1,14 @@
-"""The annual-report template of the synthetic corpus. One long function on purpose: it writes the report's
-sections in reading order, each sentence recording the offsets of the figures it states; split, it would need the
-same dozen running values passed between pieces."""
+"""The annual-report template of the synthetic corpus: one function per section, in reading order, each sentence
+recording the offsets of the figures it states. What the sections share is small and typed: the report being
+written and its company (`ReportContext`), and the income statement's figures that later sections restate or
+divide by (`KeyFigures`). The sections draw from one random stream in the order they are called, so the corpus
+is the same as when this was one function."""
 
 import math
 import random
+from dataclasses import dataclass
 
-from finrag.synthetic.drafts import CompanyInfo, CorpusDraft, DocBuilder, Entry
+from finrag.synthetic.drafts import CompanyInfo, CorpusDraft, DocBuilder, Entry, Fig
 from finrag.synthetic.formats import meur, num, pct
 from finrag.synthetic.vocabulary import (
     ASSETS,
@@ -22,6 +25,34 @@ from finrag.synthetic.vocabulary import (
     verb,
 )
 
+MU = "millones de euros"
+
+
+@dataclass
+class ReportContext:
+    """One report being written: the random stream, the company, the document and the corpus it joins."""
+
+    rng: random.Random
+    spec: CompanySpec
+    draft: CorpusDraft
+    b: DocBuilder
+    co: str
+    legal: str
+    Y: int  # noqa: N815 (the report's year, as the sentences name it)
+    P: int  # noqa: N815 (the year before)
+    subsidiary: str
+
+
+@dataclass
+class KeyFigures:
+    """The income statement's figures (and their offsets in the document) that later sections use."""
+
+    ebitda: float
+    ebitda_p: float
+    f_ebitda: Fig
+    neto: float
+    f_neto: Fig
+
 
 # --------------------------------------------------------------------------------------------- annual report
 def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: CorpusDraft) -> DocBuilder:
@@ -31,8 +62,23 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         f"SYN_{slug(co)}_IA_{Y}", f"Informe anual {Y} de {legal}", co, "INFORME_ANUAL", str(Y), spec.sector
     )
     subsidiary = f"{rng.choice(SUBSIDIARY_A)} {rng.choice(SUBSIDIARY_B)}"
+    c = ReportContext(rng, spec, draft, b, co, legal, Y, P, subsidiary)
+    _summary(c)
+    fig = _income_statement(c)
+    _segments(c, fig)
+    _debt(c, fig)
+    _shareholder_remuneration(c, fig)
+    regions = _workforce(c)
+    _environment(c)
+    _board(c)
+    _ceo_pay(c)
+    draft.companies.append(CompanyInfo(co, [b.doc_id], list(spec.segments), regions))
+    return b
 
-    # 1. summary
+
+def _summary(c: ReportContext) -> None:
+    """Summary."""
+    rng, spec, b, co, legal, Y = c.rng, c.spec, c.b, c.co, c.legal, c.Y
     s = b.section("Resumen del ejercicio")
     countries = rng.randint(4, 60)
     backlog = uniform(rng, 300, 9000)
@@ -58,7 +104,10 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         unit="millones de euros",
     )
 
-    # 2. income statement
+
+def _income_statement(c: ReportContext) -> KeyFigures:
+    """Income statement."""
+    rng, draft, b, co, Y, P = c.rng, c.draft, c.b, c.co, c.Y, c.P
     s = b.section("Cuenta de resultados consolidada")
     ing = uniform(rng, 800, 15000)
     ing_p = round(ing / rng.uniform(0.85, 1.2), 1)
@@ -93,54 +142,53 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
     f_neto, f_neto_p = b.fig("fila_neto", neto, num(neto)), b.fig("fila_neto", neto_p, num(neto_p))
     f_restr = b.fig("nota_reestructuracion", restr, num(restr))
     f_gain = b.fig("nota_plusvalia", gain, num(gain))
-    mu = "millones de euros"
-    b.ask("tabla", f"¿Cuáles fueron los ingresos de {co} en {Y}?", f"{meur(ing)}.", [f_ing], unit=mu)
-    b.ask("tabla", f"¿Cuáles fueron los ingresos de {co} en {P}?", f"{meur(ing_p)}.", [f_ing_p], unit=mu)
-    b.ask("tabla", f"¿Cuál fue el EBITDA ajustado de {co} en {Y}?", f"{meur(ebitda)}.", [f_ebitda], unit=mu)
+    b.ask("tabla", f"¿Cuáles fueron los ingresos de {co} en {Y}?", f"{meur(ing)}.", [f_ing], unit=MU)
+    b.ask("tabla", f"¿Cuáles fueron los ingresos de {co} en {P}?", f"{meur(ing_p)}.", [f_ing_p], unit=MU)
+    b.ask("tabla", f"¿Cuál fue el EBITDA ajustado de {co} en {Y}?", f"{meur(ebitda)}.", [f_ebitda], unit=MU)
     b.ask(
         "tabla",
         f"¿Cuál fue el resultado de explotación (EBIT) de {co} en {Y}?",
         f"{meur(ebit)}.",
         [f_ebit],
-        unit=mu,
+        unit=MU,
     )
     b.ask(
-        "tabla", f"¿Cuál fue el resultado neto atribuido de {co} en {Y}?", f"{meur(neto)}.", [f_neto], unit=mu
+        "tabla", f"¿Cuál fue el resultado neto atribuido de {co} en {Y}?", f"{meur(neto)}.", [f_neto], unit=MU
     )
     b.ask(
         "tabla",
         f"¿Cuál fue el resultado neto atribuido de {co} en {P}?",
         f"{meur(neto_p)}.",
         [f_neto_p],
-        unit=mu,
+        unit=MU,
     )
     b.ask(
         "nota_pie",
         f"¿Qué importe de costes de reestructuración excluye el EBITDA ajustado de {co} en {Y}?",
         f"{meur(restr)}.",
         [f_restr],
-        unit=mu,
+        unit=MU,
     )
     b.ask(
         "nota_pie",
         f"¿Qué plusvalía incluye el resultado neto atribuido de {co} en {Y}?",
         f"{meur(gain)}.",
         [f_gain],
-        unit=mu,
+        unit=MU,
     )
     b.ask(
         "tabla_y_nota",
         f"¿Cuál fue el EBITDA ajustado de {co} en {Y} y qué costes de reestructuración excluye?",
         f"{meur(ebitda)}, que excluye {meur(restr)} de costes de reestructuración.",
         [f_ebitda, f_restr],
-        unit=mu,
+        unit=MU,
     )
     b.ask(
         "tabla_y_nota",
         f"¿Cuál fue el resultado neto atribuido de {co} en {Y} y qué plusvalía incluye?",
         f"{meur(neto)}, que incluye una plusvalía de {meur(gain)}.",
         [f_neto, f_gain],
-        unit=mu,
+        unit=MU,
     )
     v = change_pct(ing, ing_p)
     b.ask(
@@ -168,7 +216,7 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         f"{meur(v)} ({num(ebitda)} - {num(restr)}).",
         [calc(v, num(v))],
         [f_ebitda, f_restr],
-        unit=mu,
+        unit=MU,
     )
     v = change_pct(neto, neto_p)
     b.ask(
@@ -179,9 +227,14 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         [f_neto, f_neto_p],
         unit="%",
     )
-    draft.metric("ingresos", Entry(co, f_ing, b.doc_id, mu))
+    draft.metric("ingresos", Entry(co, f_ing, b.doc_id, MU))
+    return KeyFigures(ebitda, ebitda_p, f_ebitda, neto, f_neto)
 
-    # 3. segments
+
+def _segments(c: ReportContext, fig: KeyFigures) -> None:
+    """Segments."""
+    rng, spec, b, co, Y, P, subsidiary = c.rng, c.spec, c.b, c.co, c.Y, c.P, c.subsidiary
+    ebitda, ebitda_p, f_ebitda = fig.ebitda, fig.ebitda_p, fig.f_ebitda
     s = b.section("EBITDA por segmento")
     seg = split3(rng, ebitda)
     seg_p = split3(rng, ebitda_p)
@@ -205,21 +258,21 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
             f"¿Cuál fue el EBITDA del segmento {name} de {co} en {Y}?",
             f"{meur(seg[i])}.",
             [f_seg[i]],
-            unit=mu,
+            unit=MU,
         )
     b.ask(
         "nota_pie",
         f"¿Cuánto aportó {subsidiary} al EBITDA del segmento {spec.segments[j]} de {co} en {Y}?",
         f"{meur(contrib)}.",
         [f_contrib],
-        unit=mu,
+        unit=MU,
     )
     b.ask(
         "tabla_y_nota",
         f"¿Cuál fue el EBITDA del segmento {spec.segments[j]} de {co} en {Y} y cuánto aportó {subsidiary}?",
         f"{meur(seg[j])}, de los que {meur(contrib)} corresponden a {subsidiary}.",
         [f_seg[j], f_contrib],
-        unit=mu,
+        unit=MU,
     )
     k = rng.randrange(3)
     v = round(seg[k] / ebitda * 100, 1)
@@ -232,7 +285,11 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         unit="%",
     )
 
-    # 4. debt
+
+def _debt(c: ReportContext, fig: KeyFigures) -> None:
+    """Debt."""
+    rng, draft, b, co, Y = c.rng, c.draft, c.b, c.co, c.Y
+    ebitda, f_ebitda = fig.ebitda, fig.f_ebitda
     s = b.section("Deuda y financiación")
     debt = uniform(rng, ebitda * 0.4, ebitda * 3.5)
     leases = round(debt * rng.uniform(0.05, 0.2), 1)
@@ -253,7 +310,7 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         f"¿Cuál era la deuda financiera neta de {co} al cierre de {Y}?",
         f"{meur(debt)}.",
         [f_debt],
-        unit=mu,
+        unit=MU,
     )
     b.ask(
         "texto",
@@ -281,7 +338,7 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         f"¿Qué importe de pasivos por arrendamiento incluye la deuda financiera neta de {co}?",
         f"{meur(leases)}.",
         [f_leases],
-        unit=mu,
+        unit=MU,
     )
     b.ask(
         "texto_y_nota",
@@ -289,7 +346,7 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         "por arrendamiento incluye?",
         f"{meur(debt)}, que incluye {meur(leases)} de pasivos por arrendamiento.",
         [f_debt, f_leases],
-        unit=mu,
+        unit=MU,
     )
     v = round(debt / ebitda, 1)
     b.ask(
@@ -300,9 +357,13 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         [f_debt, f_ebitda],
         unit="veces",
     )
-    draft.metric("deuda", Entry(co, f_debt, b.doc_id, mu))
+    draft.metric("deuda", Entry(co, f_debt, b.doc_id, MU))
 
-    # 5. shareholder remuneration
+
+def _shareholder_remuneration(c: ReportContext, fig: KeyFigures) -> None:
+    """Shareholder remuneration."""
+    rng, draft, b, co, Y = c.rng, c.draft, c.b, c.co, c.Y
+    neto, f_neto = fig.neto, fig.f_neto
     s = b.section("Retribución al accionista")
     dps = uniform(rng, 0.15, 1.6, 2)
     interim = round(dps * rng.uniform(0.3, 0.5), 2)
@@ -342,14 +403,14 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         f"¿Qué importe total destina {co} a dividendos con cargo a {Y}?",
         f"{meur(div_total)}.",
         [f_div],
-        unit=mu,
+        unit=MU,
     )
     b.ask(
         "texto",
         f"¿Por qué importe máximo es el programa de recompra de acciones de {co}?",
         f"{meur(buyback, 0)}.",
         [f_buy],
-        unit=mu,
+        unit=MU,
     )
     b.ask(
         "nota_pie",
@@ -364,7 +425,7 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         "ejercicio?",
         f"{meur(executed)}.",
         [f_exec],
-        unit=mu,
+        unit=MU,
     )
     b.ask(
         "texto_y_nota",
@@ -379,7 +440,7 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         "al cierre del ejercicio?",
         f"{meur(buyback, 0)}, de los que se habían ejecutado {meur(executed)}.",
         [f_buy, f_exec],
-        unit=mu,
+        unit=MU,
     )
     v = round(div_total / neto * 100, 1)
     b.ask(
@@ -402,7 +463,10 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
     )
     draft.metric("dpa", Entry(co, f_dps, b.doc_id, "euros por acción"))
 
-    # 6. workforce
+
+def _workforce(c: ReportContext) -> list[str]:
+    """Workforce."""
+    rng, draft, b, co, Y, P = c.rng, c.draft, c.b, c.co, c.Y, c.P
     s = b.section("Plantilla")
     regions = ["España", *rng.sample(REGIONS, 2)]
     hc = [rng.randint(800, 15000), rng.randint(150, 6000), rng.randint(150, 6000)]
@@ -478,8 +542,12 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         unit="%",
     )
     draft.metric("plantilla", Entry(co, f_tot, b.doc_id, "empleados"))
+    return regions
 
-    # 7. environment
+
+def _environment(c: ReportContext) -> None:
+    """Environment."""
+    rng, draft, b, co, Y, P = c.rng, c.draft, c.b, c.co, c.Y, c.P
     s = b.section("Medio ambiente")
     a1 = rng.randint(2000, 900000)
     a1_p = round(a1 * rng.uniform(0.9, 1.2))
@@ -572,7 +640,10 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
     )
     draft.metric("alcance1", Entry(co, f_a1, b.doc_id, t))
 
-    # 8. board
+
+def _board(c: ReportContext) -> None:
+    """Board."""
+    rng, draft, b, co, Y = c.rng, c.draft, c.b, c.co, c.Y
     s = b.section("Consejo de administración")
     n = rng.randint(9, 15)
     ind = rng.randint(math.ceil(n / 3), n - 2)
@@ -630,7 +701,10 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
     )
     draft.metric("consejeros", Entry(co, f_n, b.doc_id, "consejeros"))
 
-    # 9. CEO pay
+
+def _ceo_pay(c: ReportContext) -> None:
+    """CEO pay."""
+    rng, b, co, Y, P, subsidiary = c.rng, c.b, c.co, c.Y, c.P, c.subsidiary
     s = b.section("Retribución del consejero delegado")
     fixed_pay = rng.randint(500, 1500)
     fixed_pay_p = round(fixed_pay * rng.uniform(0.9, 1.0))
@@ -717,6 +791,3 @@ def annual_report(rng: random.Random, spec: CompanySpec, year: int, draft: Corpu
         [f_tp, f_tp_p],
         unit="%",
     )
-
-    draft.companies.append(CompanyInfo(co, [b.doc_id], list(spec.segments), regions))
-    return b
