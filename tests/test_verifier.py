@@ -239,3 +239,26 @@ def test_missing_verifier_is_one_clear_error(tmp_path):
 
     with pytest.raises(DataUnavailable, match="dvc repro verifier_train"):
         make_judge("verifier", model_dir=str(tmp_path / "absent"))
+
+
+def test_leaving_a_source_out_scores_it_with_a_model_that_never_saw_it():
+    """A feature that separates the labels in every source carries over (AUC near 1 left out); one that only
+    one source's labels follow does not carry over to that source."""
+    from finrag.score.verifier.build import HUMAN_SETS
+    from finrag.score.verifier.train import leave_one_source_out
+
+    rng = np.random.default_rng(0)
+    ns, per = 200, 60
+    human = [{"benchmark": b, "group": f"{b}-{i // 3}"} for b in HUMAN_SETS for i in range(per)]
+    y = rng.integers(0, 2, ns + len(human))
+    general = y + rng.normal(0, 0.3, len(y))  # follows the label everywhere
+    x = np.column_stack([general, rng.normal(0, 1, len(y))])
+    w = np.ones(len(y))
+    oof = rng.normal(0, 1, len(human))
+    p = {"seed": 1, "gbm": {"max_iter": 30, "learning_rate": 0.1, "max_leaf_nodes": 7, "min_samples_leaf": 5,
+                            "l2_regularization": 0.0, "bag": 1}}  # fmt: skip
+    out = leave_one_source_out(x, y, w, human, oof, p)
+    assert set(out) == set(HUMAN_SETS)
+    for r in out.values():
+        assert r["n"] == per and r["auc_left_out"] > 0.9 and r["kappa_left_out"]["kappa"] > 0.6
+        assert 0.3 < r["auc_crossfit"] < 0.7  # the random out-of-fold scores given
