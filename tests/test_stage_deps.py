@@ -83,3 +83,16 @@ def test_an_f_string_registry_target_counts(tmp_path):
     script = tmp_path / "s.py"
     script.write_text('X = {b: f"finrag.retrieve.finance:{b}_route" for b in ("bm25",)}\n')
     assert "finrag.retrieve.finance" in tool.imports_of(script, "scripts")
+
+
+def test_a_timing_stage_depends_on_the_code_it_times(reach):
+    """replay_time re-measures when the code of any stage it replays changes (meta.times in dvc.yaml, the same
+    stages as params.yaml's replay_time.stages); setup_time likewise for the stages before the first answer."""
+    from finrag.core.config import params
+
+    doc = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))
+    timed = list(dict.fromkeys(s.split("@", 1)[0] for s in params("replay_time")["stages"]))
+    assert doc["stages"]["replay_time"]["meta"]["times"] == timed
+    assert "src/finrag/score/grader.py" in reach["replay_time"]
+    assert "src/finrag/score/verifier/train.py" in reach["replay_time"] & reach["setup_time"]
+    assert "src/finrag/retrieve/finance.py" in reach["replay_time"]  # retrieve_finance is replayed

@@ -21,6 +21,7 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import cast
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
@@ -131,15 +132,31 @@ def _is_code(dep: str) -> bool:
     return str(dep).startswith(CODE_PREFIXES)
 
 
+def wanted(doc: dict, st: dict) -> list[str] | None:
+    """A stage's generated code deps: what its script reaches, plus, for a timing stage, what the stages it times
+    reach (`meta: {times: [...]}` in dvc.yaml), so that it is re-measured when the code it times changes."""
+    m = SCRIPT.search(st["cmd"])
+    if not m:
+        return None
+    files = set(code_deps(m.group(1)))
+    bodies = dict(_stage_bodies(doc))
+    for timed in (st.get("meta") or {}).get("times", []):
+        base = str(timed).split("@", 1)[0]
+        tm = SCRIPT.search(bodies[base]["cmd"]) if base in bodies else None
+        if tm is None:
+            raise KeyError(f"meta.times names '{timed}', which is no stage with a script")
+        files |= set(code_deps(tm.group(1)))
+    return sorted(files)
+
+
 def differences(doc: dict) -> dict[str, tuple[list[str], list[str]]]:
     """stage -> (its code deps in dvc.yaml, the generated ones), for every stage where they differ."""
     out = {}
     for name, st in _stage_bodies(doc):
-        m = SCRIPT.search(st["cmd"])
-        if not m:
+        want = wanted(doc, st)
+        if want is None:
             continue
         have = [str(d) for d in st.get("deps", []) if _is_code(str(d))]
-        want = code_deps(m.group(1))
         if have != want:
             out[name] = (have, want)
     return out
@@ -162,7 +179,7 @@ def write(path: Path = ROOT / "dvc.yaml") -> list[str]:
         deps = st["deps"]
         others = [(i, d) for i, d in enumerate(deps) if not _is_code(str(d))]
         comments = {d: deps.ca.items.get(i) for i, d in others}
-        new = code_deps(SCRIPT.search(st["cmd"]).group(1)) + [d for _, d in others]
+        new = cast(list, wanted(doc, st)) + [d for _, d in others]
         deps.clear()
         deps.ca.items.clear()
         deps.extend(new)
