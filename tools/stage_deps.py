@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import cast
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
@@ -119,6 +119,7 @@ def closure(script: Path) -> set[Path]:
     return files
 
 
+@functools.cache
 def code_deps(script_rel: str) -> list[str]:
     return sorted(p.relative_to(ROOT).as_posix() for p in closure(ROOT / script_rel))
 
@@ -172,14 +173,14 @@ def write(path: Path = ROOT / "dvc.yaml") -> list[str]:
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
     doc = yaml.load(path.read_text(encoding="utf-8"))
-    changed = list(differences(doc))
+    changed = differences(doc)
     for name, st in _stage_bodies(doc):
         if name not in changed:
             continue
         deps = st["deps"]
         others = [(i, d) for i, d in enumerate(deps) if not _is_code(str(d))]
         comments = {d: deps.ca.items.get(i) for i, d in others}
-        new = cast(list, wanted(doc, st)) + [d for _, d in others]
+        new = changed[name][1] + [d for _, d in others]
         deps.clear()
         deps.ca.items.clear()
         deps.extend(new)
@@ -188,7 +189,7 @@ def write(path: Path = ROOT / "dvc.yaml") -> list[str]:
                 deps.ca.items[i] = comments[d]
     with path.open("w", encoding="utf-8") as fh:
         yaml.dump(doc, fh)
-    return changed
+    return list(changed)
 
 
 def main() -> int:
