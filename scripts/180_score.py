@@ -65,7 +65,8 @@ def run() -> None:
     prov = provenance("14_score", p, inputs=files)
     tables["_provenance"] = prov
     write_json(Path(p.metrics_out), tables)
-    write_jsonl(Path(p.records_out), result["records"])
+    # as dicts, not models: write_jsonl keeps a dict's sorted keys and json.dumps's number format
+    write_jsonl(Path(p.records_out), (r.as_json() for r in result["records"]))
     by_family: dict[str, list] = defaultdict(list)
     for f in files:
         by_family[family_of[f]].extend(answers[f])

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from finrag.core.contracts import Answer, Evidence, Passage, Question
+from finrag.core.contracts import Answer, Evidence, Passage, Question, ScoredAnswer
+from finrag.core.io import read_jsonl, write_jsonl
 from finrag.llm.backends.base import Completion
 from finrag.score.evaluate import (
     evidence_recall,
@@ -152,29 +153,29 @@ def set_of_sample(*args, **kwargs) -> set[int]:
 
 
 def _rec(records, run_id, qid):
-    (r,) = [r for r in records if r["run_id"] == run_id and r["qid"] == qid]
+    (r,) = [r for r in records if r.run_id == run_id and r.qid == qid]
     return r
 
 
 def test_correct_and_grounded(records):
     r = _rec(records, R1, "fb1")
-    assert (r["verdict"], r["correct"], r["unit_mismatch"], r["verdict_source"]) == (
+    assert (r.verdict, r.correct, r.unit_mismatch, r.verdict_source) == (
         "correct",
         True,
         False,
         "grader",
     )
-    assert (r["n_claims"], r["n_supported"], r["groundedness"], r["fully_grounded"]) == (1, 1, 1.0, True)
-    assert (r["correct_and_grounded"], r["correct_or_grounded"]) == (True, True)
-    assert (r["citation_recall"], r["citation_precision"], r["n_citations"]) == (1.0, 1.0, 1)
-    assert (r["n_offset_citations"], r["offset_valid_share"]) == (0, None)
-    assert (r["evidence_recall"], r["declined"], r["withheld"], r["should_decline"]) == (
+    assert (r.n_claims, r.n_supported, r.groundedness, r.fully_grounded) == (1, 1, 1.0, True)
+    assert (r.correct_and_grounded, r.correct_or_grounded) == (True, True)
+    assert (r.citation_recall, r.citation_precision, r.n_citations) == (1.0, 1.0, 1)
+    assert (r.n_offset_citations, r.offset_valid_share) == (0, None)
+    assert (r.evidence_recall, r.declined, r.withheld, r.should_decline) == (
         1.0,
         False,
         False,
         False,
     )
-    assert (r["generator"], r["judge"], r["input_tokens"], r["output_tokens"]) == (
+    assert (r.generator, r.judge, r.input_tokens, r.output_tokens) == (
         "sim/m1",
         "numeric",
         100,
@@ -184,18 +185,18 @@ def test_correct_and_grounded(records):
 
 def test_correct_but_ungrounded(records):
     r = _rec(records, R1, "fb2")
-    assert r["correct"] is True and r["verdict"] == "correct"
-    assert (r["n_claims"], r["n_unsupported"], r["groundedness"], r["fully_grounded"]) == (1, 1, 0.0, False)
-    assert (r["correct_and_grounded"], r["correct_or_grounded"]) == (False, True)
-    assert (r["citation_recall"], r["citation_precision"]) == (0.0, 0.0)
-    assert r["evidence_recall"] == 0.0  # the passage seen is another page of the right report
+    assert r.correct is True and r.verdict == "correct"
+    assert (r.n_claims, r.n_unsupported, r.groundedness, r.fully_grounded) == (1, 1, 0.0, False)
+    assert (r.correct_and_grounded, r.correct_or_grounded) == (False, True)
+    assert (r.citation_recall, r.citation_precision) == (0.0, 0.0)
+    assert r.evidence_recall == 0.0  # the passage seen is another page of the right report
 
 
 def test_grounded_but_wrong_year(records):
     r = _rec(records, R1, "fb3")
-    assert (r["verdict"], r["correct"], r["unit_mismatch"]) == ("incorrect", False, False)
-    assert (r["groundedness"], r["fully_grounded"], r["correct_and_grounded"]) == (1.0, True, False)
-    assert r["claims"] == [
+    assert (r.verdict, r.correct, r.unit_mismatch) == ("incorrect", False, False)
+    assert (r.groundedness, r.fully_grounded, r.correct_and_grounded) == (1.0, True, False)
+    assert [c.model_dump() for c in r.claims] == [
         {
             "claim_id": "c1",
             "text": "3M's purchases of property, plant and equipment were $1,373 million in 2017.",
@@ -206,38 +207,38 @@ def test_grounded_but_wrong_year(records):
 
 def test_refusal(records):
     r = _rec(records, R1, "fb4")
-    assert (r["verdict"], r["correct"], r["declined"], r["withheld"]) == ("refusal", False, True, True)
-    assert (r["n_claims"], r["groundedness"], r["fully_grounded"], r["refusal"]) == (0, None, False, True)
-    assert (r["citation_recall"], r["citation_precision"], r["correct_or_grounded"]) == (None, None, False)
+    assert (r.verdict, r.correct, r.declined, r.withheld) == ("refusal", False, True, True)
+    assert (r.n_claims, r.groundedness, r.fully_grounded, r.refusal) == (0, None, False, True)
+    assert (r.citation_recall, r.citation_precision, r.correct_or_grounded) == (None, None, False)
 
 
 def test_unanswerable_declined_is_correct(records):
     r = _rec(records, R1, "un1")
-    assert (r["should_decline"], r["declined"], r["correct"], r["verdict_source"]) == (
+    assert (r.should_decline, r.declined, r.correct, r.verdict_source) == (
         True,
         True,
         True,
         "behaviour",
     )
-    assert (r["evidence_recall"], r["n_evidence_pages"], r["false_premise"]) == (None, 0, None)
+    assert (r.evidence_recall, r.n_evidence_pages, r.false_premise) == (None, 0, None)
 
 
 def test_false_premise_used_and_flagged(records):
     used = _rec(records, R1, "fp1")
-    assert (used["false_premise"], used["repeats_premise"], used["used_made_up_figure"]) == (
+    assert (used.false_premise, used.repeats_premise, used.used_made_up_figure) == (
         "used",
         True,
         True,
     )
-    assert (used["correct"], used["verdict"], used["withheld"], used["should_decline"]) == (
+    assert (used.correct, used.verdict, used.withheld, used.should_decline) == (
         False,
         "incorrect",
         False,
         True,
     )
     flagged = _rec(records, "m2-plain-retrieved", "fp1")
-    assert (flagged["false_premise"], flagged["used_made_up_figure"]) == ("flagged", False)
-    assert (flagged["correct"], flagged["verdict"], flagged["withheld"], flagged["declined"]) == (
+    assert (flagged.false_premise, flagged.used_made_up_figure) == ("flagged", False)
+    assert (flagged.correct, flagged.verdict, flagged.withheld, flagged.declined) == (
         True,
         "correct",
         True,
@@ -247,9 +248,9 @@ def test_false_premise_used_and_flagged(records):
 
 def test_cot_graded_on_final_answer_and_claims_from_whole_text(records):
     r = _rec(records, "m1-cot-retrieved", "fb1")
-    assert r["final_answer"] == "$1,577 million"
-    assert (r["correct"], r["n_claims"], r["fully_grounded"]) == (True, 2, True)
-    assert (r["citation_recall"], r["citation_recall_cited"]) == (
+    assert r.final_answer == "$1,577 million"
+    assert (r.correct, r.n_claims, r.fully_grounded) == (True, 2, True)
+    assert (r.citation_recall, r.citation_recall_cited) == (
         0.5,
         1.0,
     )  # the bare "Answer:" line is uncited
@@ -275,7 +276,7 @@ def test_synthetic_unanswerable_is_to_be_declined():
     assert expected_behaviour(q.model_copy(update={"question_type": "tabla"})) == ""
     (r,) = score_answers([_a("syn-1", "No consta en los documentos.", [OTHER])], {"syn-1": q},
                          make_judge("numeric"), progress=False)  # fmt: skip
-    assert (r["expected_behaviour"], r["declined"], r["correct"], r["verdict_source"]) == (
+    assert (r.expected_behaviour, r.declined, r.correct, r.verdict_source) == (
         "decline",
         True,
         True,
@@ -333,16 +334,14 @@ def test_llm_judge_on_a_stratified_sample():
     recs = score_answers(
         answers, qs, make_judge("numeric"), make_judge("llm", llm=llm), 1, llm_seed=3, progress=False
     )
-    sampled = [r for r in recs if r["llm_sampled"]]
-    assert len(sampled) == 5 and all(r["llm_judge"] == "llm" for r in sampled)
+    sampled = [r for r in recs if r.llm_sampled]
+    assert len(sampled) == 5 and all(r.llm_judge == "llm" for r in sampled)
     for r in sampled:
-        assert r["llm_n_claims"] == r["n_claims"]  # the same claims for both judges
-        assert r["llm_fully_grounded"] is False
-        assert r["llm_groundedness"] == (0.0 if r["n_claims"] else None)
-    assert all(r["llm_groundedness"] is None and r["llm_judge"] is None for r in recs if not r["llm_sampled"])
-    assert (
-        llm.calls == sum(1 for r in sampled if r["n_claims"]) >= 3
-    )  # one batched call per answer with claims
+        assert r.llm_n_claims == r.n_claims  # the same claims for both judges
+        assert r.llm_fully_grounded is False
+        assert r.llm_groundedness == (0.0 if r.n_claims else None)
+    assert all(r.llm_groundedness is None and r.llm_judge is None for r in recs if not r.llm_sampled)
+    assert llm.calls == sum(1 for r in sampled if r.n_claims) >= 3  # one batched call per answer with claims
 
 
 def test_llm_judge_sample_by_question_covers_every_run_and_groups_shared_passages():
@@ -379,8 +378,8 @@ def test_llm_judge_sample_by_question_covers_every_run_and_groups_shared_passage
         answers, qs, make_judge("numeric"), make_judge("llm", llm=OrderLLM()), None, llm_seed=3,
         llm_sample_questions=2, llm_sample_kinds=["financebench"], progress=False,
     )  # fmt: skip
-    assert [(r["run_id"], r["qid"]) for r in recs] == [(a.run_id, a.qid) for a in answers]
-    assert {i for i, r in enumerate(recs) if r["llm_sampled"]} == two
+    assert [(r.run_id, r.qid) for r in recs] == [(a.run_id, a.qid) for a in answers]
+    assert {i for i, r in enumerate(recs) if r.llm_sampled} == two
     blocks = [s.split("\n\nClaim")[0] for s in seen]
     assert blocks == sorted(blocks, key=blocks.index)  # a passage block, once left, never comes back
 
@@ -394,16 +393,16 @@ def test_llm_judge_table_compares_both_judges_on_the_same_claims():
         answers, qs, make_judge("numeric"), make_judge("llm", llm=FakeLLM()), 1, llm_seed=3, progress=False
     )
     t = llm_judge_table(recs)
-    sampled = [r for r in recs if r["llm_sampled"] and r["llm_n_claims"]]
+    sampled = [r for r in recs if r.llm_sampled and r.llm_n_claims]
     assert t["answers"] == len(sampled) and t["judges"] == [["numeric"], ["llm"]]
     assert sum(row["n"] for row in t["series"]) == len(sampled)
     assert all(row["llm_fully_grounded"]["k"] == 0 for row in t["series"])  # the fake LLM supports nothing
-    numeric_fg = sum(1 for r in sampled if r["fully_grounded"])
+    numeric_fg = sum(1 for r in sampled if r.fully_grounded)
     assert sum(row["primary_fully_grounded"]["k"] for row in t["series"]) == numeric_fg
     claims = t["claims"]
-    assert claims["n"] == sum(r["n_claims"] for r in sampled) and claims["ci_unit"] == "group"
+    assert claims["n"] == sum(r.n_claims for r in sampled) and claims["ci_unit"] == "group"
     assert claims["constant_rater"] == "second"  # all "not supported": no interval pretends to precision
-    assert llm_judge_table([{**r, "llm_sampled": False} for r in recs]) is None
+    assert llm_judge_table([r.model_copy(update={"llm_sampled": False}) for r in recs]) is None
     assert "llm_judge" not in build_tables(score_answers(answers, qs, make_judge("numeric"), progress=False))
 
 
@@ -426,11 +425,12 @@ def test_run_scoring_end_to_end(tmp_path):
     }
     out = run_scoring([f1, f2], study_questions(), params, factory)
     assert len(out["records"]) == len(answers)
-    json.dumps(out, allow_nan=False)  # records and tables JSON-ready: no NaN anywhere
+    # records and tables JSON-ready: no NaN anywhere
+    json.dumps({**out, "records": [r.as_json() for r in out["records"]]}, allow_nan=False)
     judges = out["tables"]["cost"]["judges"]
     assert [j["judge"] for j in judges] == ["numeric", "llm"]
     assert judges[0]["answers"] == len(answers) and judges[0]["calls"] == 0
-    assert judges[0]["claims"] == sum(r["n_claims"] for r in out["records"])
+    assert judges[0]["claims"] == sum(r.n_claims for r in out["records"])
     assert (judges[1]["answers"], judges[1]["calls"]) == (5, llm.calls)
     assert not {"seconds", "cache_hits", "new_cost_usd"} & set(judges[1])  # differ between record and replay
     assert judges[1]["input_tokens"] == 40 * llm.calls and judges[1]["cost_usd"] == pytest.approx(
@@ -474,9 +474,7 @@ def test_run_scoring_takes_answers_already_read(tmp_path):
               "correlation": {"n_resamples": 50}}  # fmt: skip
     from_files = run_scoring([f], study_questions(), params)
     from_answers = run_scoring(answers, study_questions(), params)
-    assert json.dumps(from_answers["records"], sort_keys=True) == json.dumps(
-        from_files["records"], sort_keys=True
-    )
+    assert [r.as_json() for r in from_answers["records"]] == [r.as_json() for r in from_files["records"]]
 
 
 def test_run_scoring_asks_the_llm_grader_only_where_unsure_and_counts_it():
@@ -500,14 +498,14 @@ def test_run_scoring_asks_the_llm_grader_only_where_unsure_and_counts_it():
     params = {"judge": {"name": "numeric", "params": {}}, "main_kinds": ["financebench"], "progress": False}
     plain = run_scoring(answers, questions, params)
     out = run_scoring(answers, questions, params, llm_grader=grader)
-    assert [r["qid"] for r in plain["records"] if r.get("grade_uncertain")] == ["fb9"]
+    assert [r.qid for r in plain["records"] if r.grade_uncertain] == ["fb9"]
     assert asked == ["Amcor is a global packaging company."]
-    changed = [r for r in out["records"] if r["grade_method"] == "llm"]
-    assert [(r["qid"], r["verdict"]) for r in changed] == [("fb9", "incorrect")]
+    changed = [r for r in out["records"] if r.grade_method == "llm"]
+    assert [(r.qid, r.verdict) for r in changed] == [("fb9", "incorrect")]
     assert sum(row["llm_grades"] for row in out["tables"]["runs"]) == 1
     for before, after in zip(plain["records"], out["records"], strict=True):
-        if before["qid"] != "fb9":
-            assert after["verdict"] == before["verdict"]
+        if before.qid != "fb9":
+            assert after.verdict == before.verdict
 
 
 class SplitLLM:
@@ -556,26 +554,22 @@ def test_llm_claim_splitter_beside_the_deterministic_one_on_the_llm_sample():
     splitter = SplitLLM()
     out = _score_with_splitter({"decoding": {"temperature": 0.0, "max_tokens": 256}}, splitter)
     recs = out["records"]
-    split = [r for r in recs if r["llm_split"]]
-    assert {id(r) for r in split} == {id(r) for r in recs if r["llm_sampled"]} and splitter.calls == len(
-        split
-    )
+    split = [r for r in recs if r.llm_split]
+    assert {id(r) for r in split} == {id(r) for r in recs if r.llm_sampled} and splitter.calls == len(split)
     for r in split:
-        s = r["llm_split"]
-        assert s["n_claims"] == len(s["claims"])
-        assert s["llm_fully_grounded"] is False  # the fake judge supports nothing
-        if s["fell_back"]:  # the deterministic splitter's claims, so the numeric verdict is the same
-            assert (s["n_claims"], s["fully_grounded"]) == (r["n_claims"], r["fully_grounded"])
-    assert all(r["llm_split"] is None for r in recs if not r["llm_sampled"])
+        s = r.llm_split
+        assert s.n_claims == len(s.claims)
+        assert s.llm_fully_grounded is False  # the fake judge supports nothing
+        if s.fell_back:  # the deterministic splitter's claims, so the numeric verdict is the same
+            assert (s.n_claims, s.fully_grounded) == (r.n_claims, r.fully_grounded)
+    assert all(r.llm_split is None for r in recs if not r.llm_sampled)
     t = out["tables"]["splitters"]
     assert [row["splitter"] for row in t["splitters"]] == ["deterministic", "llm"]
-    assert t["answers"] == len(split) and t["llm_fell_back"] == sum(
-        r["llm_split"]["fell_back"] for r in split
-    )
+    assert t["answers"] == len(split) and t["llm_fell_back"] == sum(r.llm_split.fell_back for r in split)
     assert 0 < t["llm_fell_back"] < len(split)  # both paths taken
     det, by_llm = t["splitters"]
-    assert det["claims"] == sum(r["n_claims"] for r in split)
-    assert by_llm["claims"] == sum(r["llm_split"]["n_claims"] for r in split)
+    assert det["claims"] == sum(r.n_claims for r in split)
+    assert by_llm["claims"] == sum(r.llm_split.n_claims for r in split)
     assert by_llm["llm_fully_grounded"]["k"] == 0
     assert t["same_verdict"]["primary"]["n"] == t["answers_with_claims_under_both"]
     cost = out["tables"]["cost"]["judges"][-1]
@@ -583,14 +577,36 @@ def test_llm_claim_splitter_beside_the_deterministic_one_on_the_llm_sample():
     assert cost["input_tokens"] == 30 * splitter.calls
     # off: no splitter table, no record field set
     plain = _score_with_splitter(None)
-    assert "splitters" not in plain["tables"] and all("llm_split" not in r for r in plain["records"])
+    assert "splitters" not in plain["tables"] and all(
+        "llm_split" not in r.as_json() for r in plain["records"]
+    )
+
+
+def test_a_record_reads_back_as_it_was_written(tmp_path):
+    """records.jsonl lines are `as_json()` with sorted keys: read back as ScoredAnswer and written again, the bytes
+    are the same, and a field that exists only under a setting stays absent (citations off, LLM splitter off) or
+    null (the splitter on, the answer outside the LLM judge's sample) as it was."""
+    qs = {q.qid: q for q in study_questions()}
+    no_citations = score_answers(study_answers(), qs, make_judge("numeric"), citations=False, progress=False)
+    with_split = _score_with_splitter({"decoding": {"max_tokens": 256}, "llm_judge": True}, SplitLLM())[
+        "records"
+    ]
+    assert not {"citation_recall", "offset_valid_share", "llm_split"} & set(no_citations[0].as_json())
+    assert {r.as_json()["llm_split"] is None for r in with_split} == {True, False}
+    assert {
+        "llm_verdict" in c for r in with_split if r.llm_split for c in r.as_json()["llm_split"]["claims"]
+    } == {True}
+    first, again = tmp_path / "first.jsonl", tmp_path / "again.jsonl"
+    write_jsonl(first, (r.as_json() for r in [*no_citations, *with_split]))
+    write_jsonl(again, (r.as_json() for r in read_jsonl(first, ScoredAnswer)))
+    assert again.read_bytes() == first.read_bytes()
 
 
 def test_llm_splitter_claims_judged_by_the_numeric_judge_only_when_asked():
     llm = FakeLLM()
     out = _score_with_splitter({"decoding": {"max_tokens": 256}, "llm_judge": False}, SplitLLM(), llm)
-    split = [r["llm_split"] for r in out["records"] if r["llm_split"]]
-    assert split and all(s["llm_fully_grounded"] is None for s in split if s["n_claims"])
+    split = [r.llm_split for r in out["records"] if r.llm_split]
+    assert split and all(s.llm_fully_grounded is None for s in split if s.n_claims)
     calls_with_llm_off = llm.calls
     t = out["tables"]["splitters"]
     assert t["llm_judged"] is False and set(t["same_verdict"]) == {"primary"}

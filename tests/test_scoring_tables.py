@@ -89,7 +89,7 @@ def test_run_summary_matches_the_run_table_and_leaves_refusals_out_of_grounding(
         2 / 3,
     )
     assert (s["correct"], s["fully_grounded_of_scored"]) == (r["correct"]["p"], r["fully_grounded"]["p"])
-    assert set(summary) == {r["run_id"] for r in records}
+    assert set(summary) == {r.run_id for r in records}
     # un1 (unanswerable) declined; fp1 (false premise) used the premise: declined of the unanswerable only,
     # withheld of both kinds
     assert (s["declined_when_should"], s["withheld_when_should"]) == (1.0, 0.5)
@@ -97,9 +97,9 @@ def test_run_summary_matches_the_run_table_and_leaves_refusals_out_of_grounding(
 
 def test_a_temperature_zero_run_and_a_sampled_series_are_separate_systems(records):
     extra = [
-        {**r, "run_id": "m1-plain-retrieved", "series": series_of("m1-plain-retrieved")}
+        r.model_copy(update={"run_id": "m1-plain-retrieved", "series": series_of("m1-plain-retrieved")})
         for r in records
-        if r["run_id"] == "m1-plain-retrieved-r0"
+        if r.run_id == "m1-plain-retrieved-r0"
     ]
     assert series_of("m1-plain-retrieved-r12") == "m1-plain-retrieved-r*"
     assert series_of("m1-plain-retrieved-r1", pattern="") == "m1-plain-retrieved-r1"
@@ -119,15 +119,15 @@ def test_a_temperature_zero_run_and_a_sampled_series_are_separate_systems(record
 def test_pooled_tables_count_a_question_once_per_style_when_a_sampled_series_exists(records, tables):
     # a temperature-0 run of the same prompt beside the sampled series: the pooled tables keep the former only
     extra = [
-        {**r, "run_id": "m1-plain-retrieved", "series": series_of("m1-plain-retrieved")}
+        r.model_copy(update={"run_id": "m1-plain-retrieved", "series": series_of("m1-plain-retrieved")})
         for r in records
-        if r["run_id"] == "m1-plain-retrieved-r0"
+        if r.run_id == "m1-plain-retrieved-r0"
     ]
     both = build_tables([*records, *extra], PARAMS)
     for name in ("two_by_two", "trick"):
         assert [r["n"] for r in both[name]] == [r["n"] for r in tables[name]], name
     assert [r["n"] for r in both["correlation"]] == [r["n"] for r in tables["correlation"]]
-    kept = {r["run_id"] for r in main_series([*records, *extra]) if r["prompt_style"] == "plain"}
+    kept = {r.run_id for r in main_series([*records, *extra]) if r.prompt_style == "plain"}
     assert "m1-plain-retrieved" in kept and "m1-plain-retrieved-r0" not in kept
 
 
@@ -261,17 +261,21 @@ def test_plots_written_and_deterministic(tables, tmp_path):
 
 
 def test_correlation_interval_and_p_value_agree(records):
-    import copy
-
-    base = next(r for r in records if r["generator"] == "sim/m1" and r["groundedness"] is not None)
-    many = []
-    for i in range(40):
-        r = copy.deepcopy(base)
-        r.update(qid=f"q{i:02d}", evidence_recall=(i % 10) / 10, groundedness=((i % 10) + (i * 7) % 5) / 14)
-        many.append(r)
+    base = next(r for r in records if r.generator == "sim/m1" and r.groundedness is not None)
+    many = [
+        base.model_copy(
+            update={
+                "qid": f"q{i:02d}",
+                "evidence_recall": (i % 10) / 10,
+                "groundedness": ((i % 10) + (i * 7) % 5) / 14,
+            },
+            deep=True,
+        )
+        for i in range(40)
+    ]
     c = _row(correlation_table(many, n_resamples=500, seed=3), generator="sim/m1")
     assert c["spearman_rho"] == pytest.approx(
-        spearmanr([r["evidence_recall"] for r in many], [r["groundedness"] for r in many]).statistic
+        spearmanr([r.evidence_recall for r in many], [r.groundedness for r in many]).statistic
     )
     lo, hi = c["ci"]
     assert -1 <= lo <= c["spearman_rho"] <= hi <= 1 and c["degenerate_resamples"] == 0

@@ -3,7 +3,7 @@
 The four measurements are kept apart on purpose (an answer can be right but not found in its passages, or faithful
 to a passage from the wrong year); the tables combine them afterwards (finrag.score.tables).
 
-One record per answer (JSON-ready dict):
+One record per answer (`finrag.core.contracts.ScoredAnswer`, a line of results/scores/records.jsonl):
 
 - correctness: the deterministic grader on the final answer (`extract_answer`: the text after "Answer:" for the
   cot style). Trick questions that should not be answered are scored on behaviour instead: an unanswerable
@@ -29,11 +29,19 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from tqdm import tqdm
 
-from finrag.core.contracts import Answer, Question
+from finrag.core.contracts import (
+    Answer,
+    GradeMethod,
+    JudgedClaim,
+    LLMSplitScore,
+    Question,
+    ScoredAnswer,
+    SplitClaim,
+)
 from finrag.core.io import read_jsonl
 from finrag.core.sampling import per_stratum_ranks, per_stratum_sample
 from finrag.core.stats import DEFAULT_SEED
@@ -94,23 +102,34 @@ def should_decline(q: Question) -> bool:
     return expected_behaviour(q) in DECLINE_BEHAVIOURS
 
 
-def _claims_brief(scored: dict) -> list[dict]:
-    return [{"claim_id": c["claim_id"], "text": c["text"], "verdict": c["verdict"]} for c in scored["claims"]]
+def _judged_claims(scored: Mapping) -> list[JudgedClaim]:
+    return [
+        JudgedClaim(claim_id=c["claim_id"], text=c["text"], verdict=c["verdict"]) for c in scored["claims"]
+    ]
 
 
-def _llm_split(a: Answer, llm_splitter: Callable, judge, llm_judge=None) -> dict:
+def _llm_split(a: Answer, llm_splitter: Callable, judge, llm_judge=None) -> LLMSplitScore:
     """The answer's claims as the LLM splitter writes them, judged by the primary judge (and the LLM judge)."""
     split, info = llm_splitter(a)
     primary = score_answer(a.text, a.passages, judge, claims=split)
-    claims = _claims_brief(primary)
-    out = {"fell_back": info.get("splitter") != "llm", "n_claims": primary["n_claims"]}
-    out.update(fully_grounded=primary["fully_grounded"], groundedness=primary["groundedness"])
-    out.update(llm_fully_grounded=None, llm_groundedness=None)
+    out = LLMSplitScore(
+        fell_back=info.get("splitter") != "llm",
+        n_claims=primary["n_claims"],
+        fully_grounded=primary["fully_grounded"],
+        groundedness=primary["groundedness"],
+        llm_fully_grounded=None,
+        llm_groundedness=None,
+        claims=[
+            SplitClaim(claim_id=c["claim_id"], text=c["text"], verdict=c["verdict"])
+            for c in primary["claims"]
+        ],
+    )
     if llm_judge is not None:
         by_llm = score_answer(a.text, a.passages, llm_judge, claims=split)
-        out.update(llm_fully_grounded=by_llm["fully_grounded"], llm_groundedness=by_llm["groundedness"])
-        claims = [{**c, "llm_verdict": v["verdict"]} for c, v in zip(claims, by_llm["claims"], strict=True)]
-    return {**out, "claims": claims}
+        out.llm_fully_grounded, out.llm_groundedness = by_llm["fully_grounded"], by_llm["groundedness"]
+        for claim, v in zip(out.claims, by_llm["claims"], strict=True):
+            claim.llm_verdict = v["verdict"]
+    return out
 
 
 def score_answer_record(
@@ -124,7 +143,7 @@ def score_answer_record(
     citations: bool = True,
     grader_params: Mapping | None = None,
     replicate_suffix: str = REPLICATE_SUFFIX,
-) -> dict:
+) -> ScoredAnswer:
     """The record of one answer (see the module docstring); `llm_judge` given = this answer is in its sample.
     `llm_splitter(answer) -> (claims, info)` (with the LLM judge's sample only): the answer split into claims by
     an LLM as well, those claims judged by the primary judge (and by the LLM judge with `split_judged_by_llm`), so
@@ -132,42 +151,52 @@ def score_answer_record(
     final = extract_answer(a.text)
     declined = is_declined(final)
     behaviour = expected_behaviour(q)
-    rec: dict = {
-        "qid": a.qid,
-        "run_id": a.run_id,
-        "series": series_of(a.run_id, replicate_suffix),
-        "backend": a.backend,
-        "model": a.model,
-        "generator": generator_name(a.backend, a.model),
-        "prompt_style": a.prompt_style,
-        "template_id": a.template_id,
-        "context_mode": a.context_mode,
-        "replicate": a.replicate,
-        "kind": q.kind,
-        "question_type": q.question_type,
-        "expected_behaviour": behaviour,
-        "should_decline": should_decline(q),
-        "final_answer": final,
-        "declined": declined,
-    }
     # 1. correctness
     fp = rep = None
     if behaviour == "flag_false_premise":
         fp = false_premise_response(final, q.premise_figures)
         rep = repeats_premise(final, q.premise_figures) if q.premise_figures else None
+    source: Literal["grader", "behaviour"]
+    grade_method: GradeMethod
     if behaviour in ANSWER_BEHAVIOURS:
         g = grade(q.answer, final, q.question, **dict(grader_params or {}))
         verdict, source = g.verdict, "grader"
-        rec.update(unit_mismatch=g.unit_mismatch, grade_method=g.method, grade_detail=g.detail)
-        rec.update(grade_uncertain=g.uncertain)  # near the content-word threshold or a soft yes/no
+        unit_mismatch, grade_method, grade_detail = g.unit_mismatch, g.method, g.detail
+        grade_uncertain = g.uncertain  # near the content-word threshold or a soft yes/no
         correct = verdict == "correct"
     else:
         ok = declined if behaviour == "decline" else fp == "flagged"
         verdict = "correct" if ok else ("refusal" if declined else "incorrect")
         source = "behaviour"
-        rec.update(unit_mismatch=False, grade_method="behaviour", grade_detail="", grade_uncertain=False)
+        unit_mismatch, grade_method, grade_detail, grade_uncertain = False, "behaviour", "", False
         correct = ok
-    rec.update(
+    # 2. groundedness (claims split once, shared by both judges)
+    claims = split_claims(a.text)
+    s = score_answer(a.text, a.passages, judge, claims=claims)
+    ls = score_answer(a.text, a.passages, llm_judge, claims=claims) if llm_judge is not None else None
+    # 4. (the passages seen, usage) goes in with the rest; the LLM split and 3. (citations) are set below, only when
+    # scored: a field never set stays out of the record's JSON (ScoredAnswer.as_json), so records stay as they were
+    rec = ScoredAnswer(
+        qid=a.qid,
+        run_id=a.run_id,
+        series=series_of(a.run_id, replicate_suffix),
+        backend=a.backend,
+        model=a.model,
+        generator=generator_name(a.backend, a.model),
+        prompt_style=a.prompt_style,
+        template_id=a.template_id,
+        context_mode=a.context_mode,
+        replicate=a.replicate,
+        kind=q.kind,
+        question_type=q.question_type,
+        expected_behaviour=behaviour,
+        should_decline=should_decline(q),
+        final_answer=final,
+        declined=declined,
+        unit_mismatch=unit_mismatch,
+        grade_method=grade_method,
+        grade_detail=grade_detail,
+        grade_uncertain=grade_uncertain,
         verdict=verdict,
         verdict_source=source,
         correct=correct,
@@ -175,11 +204,6 @@ def score_answer_record(
         repeats_premise=rep,
         used_made_up_figure=(fp == "used" and bool(rep)) if fp is not None else None,
         withheld=declined or fp == "flagged",
-    )
-    # 2. groundedness (claims split once, shared by both judges)
-    claims = split_claims(a.text)
-    s = score_answer(a.text, a.passages, judge, claims=claims)
-    rec.update(
         judge=s["judge"],
         n_claims=s["n_claims"],
         n_supported=s["n_supported"],
@@ -188,42 +212,15 @@ def score_answer_record(
         groundedness=s["groundedness"],
         fully_grounded=s["fully_grounded"],
         refusal=s["refusal"],
-        claims=_claims_brief(s),
+        claims=_judged_claims(s),
         correct_and_grounded=correct and s["fully_grounded"],
         correct_or_grounded=correct or s["fully_grounded"],
-    )
-    rec.update(llm_judge=None, llm_sampled=llm_judge is not None, llm_groundedness=None)
-    rec.update(llm_fully_grounded=None, llm_n_claims=None, llm_claims=None)
-    if llm_judge is not None:
-        ls = score_answer(a.text, a.passages, llm_judge, claims=claims)
-        rec.update(
-            llm_judge=ls["judge"],
-            llm_groundedness=ls["groundedness"],
-            llm_fully_grounded=ls["fully_grounded"],
-            llm_n_claims=ls["n_claims"],
-            llm_claims=_claims_brief(ls),
-        )
-    if (
-        llm_splitter is not None
-    ):  # the field exists only with the splitter on (records stay as they were without)
-        by_llm = llm_judge if split_judged_by_llm else None
-        rec["llm_split"] = _llm_split(a, llm_splitter, judge, by_llm) if llm_judge is not None else None
-    # 3. citations
-    if citations:
-        c = score_answer_citations(a, judge)
-        off = c["offsets"]
-        rec.update(
-            citation_recall=c["citation_recall"],
-            citation_recall_cited=c["citation_recall_cited"],
-            citation_precision=c["citation_precision"],
-            n_citations=c["n_citations"],
-            n_invalid_citations=c["n_invalid_citations"],
-            n_cited_sentences=c["n_cited_sentences"],
-            n_offset_citations=off["n_with_offsets"],
-            offset_valid_share=off["valid_share"],
-        )
-    # 4. retrieval seen by the model, usage
-    rec.update(
+        llm_judge=ls["judge"] if ls else None,
+        llm_sampled=ls is not None,
+        llm_groundedness=ls["groundedness"] if ls else None,
+        llm_fully_grounded=ls["fully_grounded"] if ls else None,
+        llm_n_claims=ls["n_claims"] if ls else None,
+        llm_claims=_judged_claims(ls) if ls else None,
         evidence_recall=evidence_recall(q, a.passages),
         n_evidence_pages=len(evidence_pages(q)),
         n_passages=len(a.passages),
@@ -233,6 +230,21 @@ def score_answer_record(
         cost_usd=float(a.cost_usd),
         cut_at_max_tokens=a.finish_reason == "length",
     )
+    if llm_splitter is not None:
+        by_llm = llm_judge if split_judged_by_llm else None
+        rec.llm_split = _llm_split(a, llm_splitter, judge, by_llm) if llm_judge is not None else None
+    # 3. citations
+    if citations:
+        c = score_answer_citations(a, judge)
+        off = c["offsets"]
+        rec.citation_recall = c["citation_recall"]
+        rec.citation_recall_cited = c["citation_recall_cited"]
+        rec.citation_precision = c["citation_precision"]
+        rec.n_citations = c["n_citations"]
+        rec.n_invalid_citations = c["n_invalid_citations"]
+        rec.n_cited_sentences = c["n_cited_sentences"]
+        rec.n_offset_citations = off["n_with_offsets"]
+        rec.offset_valid_share = off["valid_share"]
     return rec
 
 
@@ -296,7 +308,7 @@ def score_answers(
     grader_params: Mapping | None = None,
     replicate_suffix: str = REPLICATE_SUFFIX,
     progress: bool = True,
-) -> list[dict]:
+) -> list[ScoredAnswer]:
     """One record per answer, in input order. `llm_sample`: answers per run_id the LLM judge scores (None = all);
     `llm_sample_questions`: instead, all answers to that many questions per kind (see llm_sample_indices).
     Sampled answers are scored first, grouped by the passages they saw (prefix_friendly_order)."""
@@ -315,7 +327,7 @@ def score_answers(
         if llm_judge is not None
         else {}
     )
-    out: list[dict | None] = [None] * len(answers)
+    out: list[ScoredAnswer | None] = [None] * len(answers)
     for i in tqdm(prefix_friendly_order(answers, sampled), desc="score", unit="answer", disable=not progress):
         a = answers[i]
         out[i] = score_answer_record(
@@ -467,7 +479,7 @@ def run_scoring(
     agreement: Mapping | None = None,
 ) -> dict:
     """The scoring stage: read answers (or take them already read), score them, build the tables. Returns
-    {"records", "tables"}.
+    {"records": [ScoredAnswer], "tables"}.
 
     `agreement` (the agreement stage's results, when `params["judge"]["selected_by"]` names them): the judge must
     be the one its pre-written rule selects (else ValueError), and its measured agreement with humans goes into
@@ -542,15 +554,15 @@ def run_scoring(
         progress=bool(params.get("progress", True)),
     )
     judge_costs = [
-        _judge_cost(judge, len(records), sum(r["n_claims"] for r in records), timed.seconds, judge_meters)
+        _judge_cost(judge, len(records), sum(r.n_claims for r in records), timed.seconds, judge_meters)
     ]
     if timed_llm is not None:
-        sampled = [r for r in records if r["llm_sampled"]]
-        n_claims = sum(r["llm_n_claims"] or 0 for r in sampled)
+        sampled = [r for r in records if r.llm_sampled]
+        n_claims = sum(r.llm_n_claims or 0 for r in sampled)
         judge_costs.append(_judge_cost(llm_judge, len(sampled), n_claims, timed_llm.seconds, llm_meters))
     if split_meter is not None:
-        n_split = sum(1 for r in records if r.get("llm_split"))
-        n_split_claims = sum(r["llm_split"]["n_claims"] for r in records if r.get("llm_split"))
+        splits = [r.llm_split for r in records if r.llm_split is not None]
+        n_split, n_split_claims = len(splits), sum(s.n_claims for s in splits)
         judge_costs.append(
             _judge_cost(None, n_split, n_split_claims, 0.0, [split_meter], "llm claim splitter")
         )

@@ -1,4 +1,5 @@
-"""The study's tables from the per-answer records of finrag.score.evaluate (pure functions, JSON-ready dicts).
+"""The study's tables from the per-answer records of finrag.score.evaluate (`ScoredAnswer`; pure functions,
+JSON-ready dicts).
 
 Conventions (each a documented choice):
 
@@ -27,12 +28,15 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from scipy.stats import spearmanr
 
+from finrag.core.contracts import ScoredAnswer
 from finrag.core.stats import DEFAULT_SEED, agreement, mean_ci, proportion
+
+T = TypeVar("T")
 
 SYSTEM_KEYS = ("generator", "context_mode", "prompt_style", "series")
 ANSWER_BEHAVIOURS = ("", "answer")
@@ -43,7 +47,13 @@ DEFAULT_SELECTION = {
     "tie_tolerance": 0.0,
     "cost": "tokens",
 }
-REPLICATE_METRICS = ("correct", "fully_grounded", "declined", "correct_and_grounded")
+# the headline shares computed per replicate, by name (the name is also the column of the replicates table)
+REPLICATE_METRICS: dict[str, Callable[[ScoredAnswer], bool]] = {
+    "correct": lambda r: r.correct,
+    "fully_grounded": lambda r: r.fully_grounded,
+    "declined": lambda r: r.declined,
+    "correct_and_grounded": lambda r: r.correct_and_grounded,
+}
 
 __all__ = [
     "build_tables",
@@ -79,45 +89,44 @@ def clean(obj):
     return obj
 
 
-def _get(r: dict, k: str):
-    return (r.get("series") or r["run_id"]) if k == "series" else r[k]
+def _get(r: ScoredAnswer, k: str):
+    """A system key's value (SYSTEM_KEYS and the like name both the field and the table's column)."""
+    return (r.series or r.run_id) if k == "series" else getattr(r, k)
 
 
-def _group(records: Iterable[dict], keys: Sequence[str]) -> dict[tuple, list[dict]]:
-    out: dict[tuple, list[dict]] = defaultdict(list)
+def _group(records: Iterable[ScoredAnswer], keys: Sequence[str]) -> dict[tuple, list[ScoredAnswer]]:
+    out: dict[tuple, list[ScoredAnswer]] = defaultdict(list)
     for r in records:
         out[tuple(_get(r, k) for k in keys)].append(r)
     return dict(sorted(out.items(), key=lambda kv: tuple(str(x) for x in kv[0])))
 
 
-def _prop(
-    recs: Sequence[dict], hit: Callable[[dict], bool], base: Callable[[dict], bool] | None = None
-) -> dict:
+def _prop(recs: Sequence[T], hit: Callable[[T], bool], base: Callable[[T], bool] | None = None) -> dict:
     pool = [r for r in recs if base is None or base(r)]
     return clean(proportion(sum(1 for r in pool if hit(r)), len(pool)))
 
 
-def _mean(recs: Sequence[dict], field: str) -> dict:
-    vals = [r[field] for r in recs if r.get(field) is not None]
+def _mean(recs: Sequence[ScoredAnswer], value: Callable[[ScoredAnswer], float | None]) -> dict:
+    vals = [v for v in map(value, recs) if v is not None]
     return clean(mean_ci(vals))
 
 
-def primary_replicate(records: Sequence[dict]) -> list[dict]:
+def primary_replicate(records: Sequence[ScoredAnswer]) -> list[ScoredAnswer]:
     """Records of each system's lowest replicate index."""
     first: dict[tuple, int] = {}
     for r in records:
         k = tuple(_get(r, x) for x in SYSTEM_KEYS)
-        first[k] = min(first.get(k, r["replicate"]), r["replicate"])
-    return [r for r in records if r["replicate"] == first[tuple(_get(r, x) for x in SYSTEM_KEYS)]]
+        first[k] = min(first.get(k, r.replicate), r.replicate)
+    return [r for r in records if r.replicate == first[tuple(_get(r, x) for x in SYSTEM_KEYS)]]
 
 
-def main_series(records: Sequence[dict]) -> list[dict]:
+def main_series(records: Sequence[ScoredAnswer]) -> list[ScoredAnswer]:
     """One series per generator x context x prompt style: the temperature-0 run where there is one (its series is
     its run id), else the lowest replicate of a sampled series. Tables that pool prompt styles or contexts use it,
     so a question counts once per style, not once more for each sampled series of the same prompt."""
     prim = primary_replicate(records)
 
-    def rank(r: dict) -> tuple[bool, str]:
+    def rank(r: ScoredAnswer) -> tuple[bool, str]:
         series = str(_get(r, "series"))
         return ("*" in series, series)
 
@@ -128,61 +137,59 @@ def main_series(records: Sequence[dict]) -> list[dict]:
     return [r for r in prim if rank(r) == best[tuple(_get(r, x) for x in SYSTEM_KEYS[:3])]]
 
 
-def headline(records: Sequence[dict], main_kinds: Sequence[str] | None = None) -> list[dict]:
+def headline(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None = None) -> list[ScoredAnswer]:
     """Records of questions to be answered, of the given kinds (None = all)."""
     kinds = set(main_kinds) if main_kinds else None
     return [
-        r
-        for r in records
-        if r["expected_behaviour"] in ANSWER_BEHAVIOURS and (kinds is None or r["kind"] in kinds)
+        r for r in records if r.expected_behaviour in ANSWER_BEHAVIOURS and (kinds is None or r.kind in kinds)
     ]
 
 
-def _scored(r: dict) -> bool:
-    return r["n_claims"] > 0
+def _scored(r: ScoredAnswer) -> bool:
+    return r.n_claims > 0
 
 
-def _tokens(r: dict) -> int:
-    return int(r.get("input_tokens", 0)) + int(r.get("output_tokens", 0))
+def _tokens(r: ScoredAnswer) -> int:
+    return r.input_tokens + r.output_tokens
 
 
 # ------------------------------------------------------------------------------------------------------- tables
 
 
-def run_table(records: Sequence[dict], main_kinds: Sequence[str] | None = None) -> list[dict]:
+def run_table(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None = None) -> list[dict]:
     """Per system: correct, fully grounded (of scored answers), declined, both — Wilson 95% CI and n each."""
     rows = []
     for key, recs in _group(headline(primary_replicate(records), main_kinds), SYSTEM_KEYS).items():
         row = dict(zip(SYSTEM_KEYS, key, strict=True))
         row.update(
-            backend=recs[0]["backend"],
-            model=recs[0]["model"],
-            run_ids=sorted({r["run_id"] for r in recs}),
-            replicate=recs[0]["replicate"],
+            backend=recs[0].backend,
+            model=recs[0].model,
+            run_ids=sorted({r.run_id for r in recs}),
+            replicate=recs[0].replicate,
             n=len(recs),
             n_scored=sum(1 for r in recs if _scored(r)),
-            correct=_prop(recs, lambda r: r["correct"]),
-            fully_grounded=_prop(recs, lambda r: r["fully_grounded"], _scored),
-            declined=_prop(recs, lambda r: r["declined"]),
-            correct_and_grounded=_prop(recs, lambda r: r["correct_and_grounded"]),
-            correct_or_grounded=_prop(recs, lambda r: r["correct_or_grounded"]),
-            unit_mismatch=sum(1 for r in recs if r.get("unit_mismatch")),
-            uncertain_grades=sum(1 for r in recs if r.get("grade_uncertain")),
-            llm_grades=sum(1 for r in recs if r.get("grade_method") == "llm"),
-            cut_at_max_tokens=sum(1 for r in recs if r.get("cut_at_max_tokens")),
-            groundedness=_mean(recs, "groundedness"),
-            citation_recall=_mean(recs, "citation_recall"),
-            citation_precision=_mean(recs, "citation_precision"),
-            evidence_recall=_mean(recs, "evidence_recall"),
+            correct=_prop(recs, lambda r: r.correct),
+            fully_grounded=_prop(recs, lambda r: r.fully_grounded, _scored),
+            declined=_prop(recs, lambda r: r.declined),
+            correct_and_grounded=_prop(recs, lambda r: r.correct_and_grounded),
+            correct_or_grounded=_prop(recs, lambda r: r.correct_or_grounded),
+            unit_mismatch=sum(1 for r in recs if r.unit_mismatch),
+            uncertain_grades=sum(1 for r in recs if r.grade_uncertain),
+            llm_grades=sum(1 for r in recs if r.grade_method == "llm"),
+            cut_at_max_tokens=sum(1 for r in recs if r.cut_at_max_tokens),
+            groundedness=_mean(recs, lambda r: r.groundedness),
+            citation_recall=_mean(recs, lambda r: r.citation_recall),
+            citation_precision=_mean(recs, lambda r: r.citation_precision),
+            evidence_recall=_mean(recs, lambda r: r.evidence_recall),
             tokens=sum(_tokens(r) for r in recs),
             tokens_per_answer=sum(_tokens(r) for r in recs) / len(recs),
-            cost_usd=round(sum(r.get("cost_usd", 0.0) for r in recs), 6),
+            cost_usd=round(sum(r.cost_usd for r in recs), 6),
         )
         rows.append(row)
     return clean(rows)
 
 
-def two_by_two(records: Sequence[dict], main_kinds: Sequence[str] | None = None) -> list[dict]:
+def two_by_two(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None = None) -> list[dict]:
     """Per generator x context (prompt styles pooled): correct x fully grounded counts and shares of all answers.
 
     matrix rows: correct, not correct (incorrect or refusal); columns: fully grounded, not fully grounded.
@@ -190,17 +197,17 @@ def two_by_two(records: Sequence[dict], main_kinds: Sequence[str] | None = None)
     rows = []
     for (gen, ctx), recs in _group(headline(main_series(records), main_kinds), SYSTEM_KEYS[:2]).items():
         c = {
-            "correct_grounded": sum(1 for r in recs if r["correct"] and r["fully_grounded"]),
-            "correct_ungrounded": sum(1 for r in recs if r["correct"] and not r["fully_grounded"]),
-            "not_correct_grounded": sum(1 for r in recs if not r["correct"] and r["fully_grounded"]),
-            "not_correct_ungrounded": sum(1 for r in recs if not r["correct"] and not r["fully_grounded"]),
+            "correct_grounded": sum(1 for r in recs if r.correct and r.fully_grounded),
+            "correct_ungrounded": sum(1 for r in recs if r.correct and not r.fully_grounded),
+            "not_correct_grounded": sum(1 for r in recs if not r.correct and r.fully_grounded),
+            "not_correct_ungrounded": sum(1 for r in recs if not r.correct and not r.fully_grounded),
         }
         n = len(recs)
         rows.append(
             {
                 "generator": gen,
                 "context_mode": ctx,
-                "prompt_styles": sorted({r["prompt_style"] for r in recs}),
+                "prompt_styles": sorted({r.prompt_style for r in recs}),
                 "n": n,
                 "counts": c,
                 "shares": {k: v / n for k, v in c.items()},
@@ -208,51 +215,49 @@ def two_by_two(records: Sequence[dict], main_kinds: Sequence[str] | None = None)
                     [c["correct_grounded"], c["correct_ungrounded"]],
                     [c["not_correct_grounded"], c["not_correct_ungrounded"]],
                 ],
-                "n_declined": sum(1 for r in recs if r["declined"]),
+                "n_declined": sum(1 for r in recs if r.declined),
                 "n_without_claims": sum(1 for r in recs if not _scored(r)),
             }
         )
     return clean(rows)
 
 
-def trick_table(records: Sequence[dict]) -> list[dict]:
+def trick_table(records: Sequence[ScoredAnswer]) -> list[dict]:
     """Per generator x trick kind x context (prompt styles pooled): did what was asked, declined, flagged a false
     premise, answered with the made-up figure (false-premise questions only for the last two)."""
     rows = []
-    tricks = [r for r in main_series(records) if str(r["kind"]).startswith(TRICK_PREFIX)]
+    tricks = [r for r in main_series(records) if r.kind.startswith(TRICK_PREFIX)]
     for (gen, kind, ctx), recs in _group(tricks, ("generator", "kind", "context_mode")).items():
-        fp = kind == "trick_false_premise" or any(r["false_premise"] is not None for r in recs)
+        fp = kind == "trick_false_premise" or any(r.false_premise is not None for r in recs)
         rows.append(
             {
                 "generator": gen,
                 "kind": kind,
                 "context_mode": ctx,
-                "expected_behaviour": sorted({r["expected_behaviour"] for r in recs}),
+                "expected_behaviour": sorted({r.expected_behaviour for r in recs}),
                 "n": len(recs),
-                "correct": _prop(recs, lambda r: r["correct"]),
-                "answered_correctly": _prop(recs, lambda r: r["verdict_source"] == "grader" and r["correct"]),
-                "declined": _prop(recs, lambda r: r["declined"]),
-                "flagged_false_premise": _prop(recs, lambda r: r["false_premise"] == "flagged")
-                if fp
-                else None,
-                "used_premise": _prop(recs, lambda r: r["false_premise"] == "used") if fp else None,
-                "used_made_up_figure": _prop(recs, lambda r: bool(r["used_made_up_figure"])) if fp else None,
+                "correct": _prop(recs, lambda r: r.correct),
+                "answered_correctly": _prop(recs, lambda r: r.verdict_source == "grader" and r.correct),
+                "declined": _prop(recs, lambda r: r.declined),
+                "flagged_false_premise": _prop(recs, lambda r: r.false_premise == "flagged") if fp else None,
+                "used_premise": _prop(recs, lambda r: r.false_premise == "used") if fp else None,
+                "used_made_up_figure": _prop(recs, lambda r: bool(r.used_made_up_figure)) if fp else None,
             }
         )
     return clean(rows)
 
 
-def declining_table(records: Sequence[dict]) -> list[dict]:
+def declining_table(records: Sequence[ScoredAnswer]) -> list[dict]:
     """Per system: should-decline x did-decline confusion (did = `withheld`: declined, or flagged a false premise),
     with decline recall, precision and the false-decline rate; and declines among answerable questions whose
     evidence was not in the passages (a justified-looking decline)."""
     rows = []
     for key, recs in _group(primary_replicate(records), SYSTEM_KEYS).items():
-        sd = [r for r in recs if r["should_decline"]]
-        sa = [r for r in recs if not r["should_decline"]]
-        tp, fn = sum(r["withheld"] for r in sd), sum(not r["withheld"] for r in sd)
-        fp, tn = sum(r["withheld"] for r in sa), sum(not r["withheld"] for r in sa)
-        no_ev = [r for r in sa if r.get("evidence_recall") is not None and r["evidence_recall"] == 0]
+        sd = [r for r in recs if r.should_decline]
+        sa = [r for r in recs if not r.should_decline]
+        tp, fn = sum(r.withheld for r in sd), sum(not r.withheld for r in sd)
+        fp, tn = sum(r.withheld for r in sa), sum(not r.withheld for r in sa)
+        no_ev = [r for r in sa if r.evidence_recall is not None and r.evidence_recall == 0]
         row = dict(zip(SYSTEM_KEYS, key, strict=True))
         row.update(
             n=len(recs),
@@ -264,7 +269,7 @@ def declining_table(records: Sequence[dict]) -> list[dict]:
             decline_recall=proportion(tp, tp + fn),
             decline_precision=proportion(tp, tp + fp),
             false_decline_rate=proportion(fp, fp + tn),
-            declined_without_evidence=proportion(sum(r["withheld"] for r in no_ev), len(no_ev)),
+            declined_without_evidence=proportion(sum(r.withheld for r in no_ev), len(no_ev)),
         )
         rows.append(row)
     return clean(rows)
@@ -282,22 +287,20 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def correlation_table(
-    records: Sequence[dict], n_resamples: int = 2000, seed: int = DEFAULT_SEED
+    records: Sequence[ScoredAnswer], n_resamples: int = 2000, seed: int = DEFAULT_SEED
 ) -> list[dict]:
     """Per generator: Spearman's rho between evidence recall of the passages seen and groundedness, with a
     question-level (cluster) percentile bootstrap 95% CI and p-value; all contexts and prompt styles of the main
     series pooled."""
     rows = []
-    pairs = [
-        r for r in main_series(records) if r["evidence_recall"] is not None and r["groundedness"] is not None
-    ]
+    pairs = [r for r in main_series(records) if r.evidence_recall is not None and r.groundedness is not None]
     for (gen,), recs in _group(pairs, ("generator",)).items():
-        x = np.array([r["evidence_recall"] for r in recs], dtype=float)
-        y = np.array([r["groundedness"] for r in recs], dtype=float)
-        qids = sorted({r["qid"] for r in recs})
+        x = np.array([r.evidence_recall for r in recs], dtype=float)
+        y = np.array([r.groundedness for r in recs], dtype=float)
+        qids = sorted({r.qid for r in recs})
         by_q: dict[Any, list[int]] = {q: [] for q in qids}
         for i, r in enumerate(recs):
-            by_q[r["qid"]].append(i)
+            by_q[r.qid].append(i)
         groups = [np.array(by_q[q]) for q in qids]
         rho = _spearman(x, y)
         degenerate = 0
@@ -337,12 +340,12 @@ def correlation_table(
     return clean(rows)
 
 
-def scatter_points(records: Sequence[dict]) -> dict[str, list[list[float]]]:
+def scatter_points(records: Sequence[ScoredAnswer]) -> dict[str, list[list[float]]]:
     """{generator: [[evidence_recall, groundedness], ...]} for the scatter plot (the main series, as the table)."""
     out: dict[str, list[list[float]]] = defaultdict(list)
     for r in main_series(records):
-        if r["evidence_recall"] is not None and r["groundedness"] is not None:
-            out[r["generator"]].append([round(r["evidence_recall"], 4), round(r["groundedness"], 4)])
+        if r.evidence_recall is not None and r.groundedness is not None:
+            out[r.generator].append([round(r.evidence_recall, 4), round(r.groundedness, 4)])
     return {k: out[k] for k in sorted(out)}
 
 
@@ -402,22 +405,26 @@ def select_final(run_rows: Sequence[dict], rule: Mapping | None = None) -> dict:
     )
 
 
-def _share(recs: Sequence[dict], field: str, base: Callable[[dict], bool] | None = None) -> float | None:
+def _share(
+    recs: Sequence[ScoredAnswer],
+    hit: Callable[[ScoredAnswer], bool],
+    base: Callable[[ScoredAnswer], bool] | None = None,
+) -> float | None:
     pool = [r for r in recs if base is None or base(r)]
-    return sum(1 for r in pool if r[field]) / len(pool) if pool else None
+    return sum(1 for r in pool if hit(r)) / len(pool) if pool else None
 
 
-def replicate_table(records: Sequence[dict], main_kinds: Sequence[str] | None = None) -> list[dict]:
+def replicate_table(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None = None) -> list[dict]:
     """Per system: each headline share computed per replicate index, then mean and sample standard deviation
     (ddof=1; None with a single replicate) over replicates."""
     rows = []
     for key, recs in _group(headline(records, main_kinds), SYSTEM_KEYS).items():
-        reps = sorted({r["replicate"] for r in recs})
+        reps = sorted({r.replicate for r in recs})
         row = dict(zip(SYSTEM_KEYS, key, strict=True))
         row.update(replicates=reps, n_replicates=len(reps))
-        for m in REPLICATE_METRICS:
+        for m, hit in REPLICATE_METRICS.items():
             base = _scored if m == "fully_grounded" else None
-            vals = [_share([r for r in recs if r["replicate"] == i], m, base) for i in reps]
+            vals = [_share([r for r in recs if r.replicate == i], hit, base) for i in reps]
             vals = [v for v in vals if v is not None]
             row[m] = {
                 "values": vals,
@@ -428,7 +435,7 @@ def replicate_table(records: Sequence[dict], main_kinds: Sequence[str] | None = 
     return clean(rows)
 
 
-def cost_table(records: Sequence[dict], judge_costs: Sequence[dict] | None = None) -> dict:
+def cost_table(records: Sequence[ScoredAnswer], judge_costs: Sequence[dict] | None = None) -> dict:
     """Generation per run (calls, tokens, model seconds, USD) and the judges' costs as measured by the stage."""
     runs = []
     for (run_id,), recs in _group(records, ("run_id",)).items():
@@ -437,10 +444,10 @@ def cost_table(records: Sequence[dict], judge_costs: Sequence[dict] | None = Non
                 "run_id": run_id,
                 **{k: _get(recs[0], k) for k in (*SYSTEM_KEYS, "replicate")},
                 "calls": len(recs),
-                "input_tokens": sum(int(r.get("input_tokens", 0)) for r in recs),
-                "output_tokens": sum(int(r.get("output_tokens", 0)) for r in recs),
-                "seconds": round(sum(float(r.get("latency_s", 0.0)) for r in recs), 1),
-                "cost_usd": round(sum(float(r.get("cost_usd", 0.0)) for r in recs), 6),
+                "input_tokens": sum(r.input_tokens for r in recs),
+                "output_tokens": sum(r.output_tokens for r in recs),
+                "seconds": round(sum(r.latency_s for r in recs), 1),
+                "cost_usd": round(sum(r.cost_usd for r in recs), 6),
             }
         )
     total = {
@@ -450,43 +457,45 @@ def cost_table(records: Sequence[dict], judge_costs: Sequence[dict] | None = Non
     return clean({"generation": runs, "generation_total": total, "judges": list(judge_costs or [])})
 
 
-def run_summary(records: Sequence[dict]) -> dict[str, dict]:
+def run_summary(records: Sequence[ScoredAnswer]) -> dict[str, dict]:
     """Per run id, the plain shares that docs/predictions.yaml names (eval_main.summary.<run>.<metric>): correct
     and fully grounded of all FinanceBench answers (P08 speaks of "answers", so an answer with no claim counts as
     not fully grounded here); fully_grounded_of_scored of the answers that make a claim (the run table's base);
     declined of the questions whose expected behaviour is to decline (unanswerable from these reports, as P09
     states); withheld (declined, or flagged the premise) of all questions that should not be answered as asked
     (unanswerable and false-premise, as in the declining table)."""
-    by_run: dict[str, list[dict]] = defaultdict(list)
+    by_run: dict[str, list[ScoredAnswer]] = defaultdict(list)
     for r in records:
-        by_run[r["run_id"]].append(r)
+        by_run[r.run_id].append(r)
     out = {}
     for run_id, recs in sorted(by_run.items()):
-        main = [r for r in recs if r["kind"] == "financebench"]
+        main = [r for r in recs if r.kind == "financebench"]
         out[run_id] = {
             "n": len(main),
-            "correct": _share(main, "correct"),
-            "fully_grounded": _share(main, "fully_grounded"),
-            "fully_grounded_of_scored": _share(main, "fully_grounded", _scored),
-            "declined_when_should": _share(recs, "declined", lambda r: r["expected_behaviour"] == "decline"),
-            "withheld_when_should": _share(recs, "withheld", lambda r: bool(r.get("should_decline"))),
+            "correct": _share(main, lambda r: r.correct),
+            "fully_grounded": _share(main, lambda r: r.fully_grounded),
+            "fully_grounded_of_scored": _share(main, lambda r: r.fully_grounded, _scored),
+            "declined_when_should": _share(
+                recs, lambda r: r.declined, lambda r: r.expected_behaviour == "decline"
+            ),
+            "withheld_when_should": _share(recs, lambda r: r.withheld, lambda r: r.should_decline),
         }
     return out
 
 
-def llm_judge_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict | None:
+def llm_judge_table(records: Sequence[ScoredAnswer], seed: int = DEFAULT_SEED) -> dict | None:
     """The LLM judge beside the primary judge on the same sampled answers and the same claims (None without a
     sample): per series, the share of sampled answers with claims that each calls fully grounded (every
     replicate's answers count: the comparison is paired, answer by answer); pooled, claim-level agreement on
     supported vs not, kappa with a bootstrap interval over answers (one answer's claims are not independent)."""
-    sampled = [r for r in records if r.get("llm_sampled") and r.get("llm_n_claims")]
+    sampled = [r for r in records if r.llm_sampled and r.llm_n_claims]
     if not sampled:
         return None
 
-    def shares(recs: Sequence[dict]) -> dict:
+    def shares(recs: Sequence[ScoredAnswer]) -> dict:
         return {
-            "primary_fully_grounded": _prop(recs, lambda r: bool(r["fully_grounded"])),
-            "llm_fully_grounded": _prop(recs, lambda r: bool(r["llm_fully_grounded"])),
+            "primary_fully_grounded": _prop(recs, lambda r: bool(r.fully_grounded)),
+            "llm_fully_grounded": _prop(recs, lambda r: bool(r.llm_fully_grounded)),
         }
 
     rows = [
@@ -495,17 +504,20 @@ def llm_judge_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict |
     ]
     primary, llm, answer_ids = [], [], []
     for r in sampled:
-        by_id = {c["claim_id"]: c["verdict"] for c in r["llm_claims"] or []}
-        for c in r["claims"]:
-            if c["claim_id"] in by_id:
-                primary.append("supported" if c["verdict"] == "supported" else "not supported")
-                llm.append("supported" if by_id[c["claim_id"]] == "supported" else "not supported")
-                answer_ids.append(f"{r['run_id']}|{r['qid']}")
+        by_id = {c.claim_id: c.verdict for c in r.llm_claims or []}
+        for c in r.claims:
+            if c.claim_id in by_id:
+                primary.append("supported" if c.verdict == "supported" else "not supported")
+                llm.append("supported" if by_id[c.claim_id] == "supported" else "not supported")
+                answer_ids.append(f"{r.run_id}|{r.qid}")
     pair = agreement(primary, llm, labels=["supported", "not supported"], seed=seed, groups=answer_ids)
     return clean(
         {
-            "judges": [sorted({r["judge"] for r in sampled}), sorted({r["llm_judge"] for r in sampled})],
-            "questions": len({r["qid"] for r in sampled}),
+            "judges": [
+                sorted({r.judge for r in sampled}),
+                sorted({r.llm_judge for r in sampled if r.llm_judge}),
+            ],
+            "questions": len({r.qid for r in sampled}),
             "answers": len(sampled),
             **shares(sampled),
             "series": rows,
@@ -514,32 +526,25 @@ def llm_judge_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict |
     )
 
 
-def splitter_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict | None:
+def splitter_table(records: Sequence[ScoredAnswer], seed: int = DEFAULT_SEED) -> dict | None:
     """The deterministic claim splitter against the LLM splitter on the LLM judge's sampled answers (None when the
     LLM splitter is off): per splitter, claims per answer, answers left with no claim, and the share each judge
     calls fully grounded (of answers with claims); then, per judge, how often the answer-level verdict (fully
     grounded or not) is the same under both splitters (kappa over answers with claims under both). The LLM judge's
     columns are None when it did not judge the LLM splitter's claims (`score.llm_splitter.llm_judge: false`)."""
-    sampled = [r for r in records if r.get("llm_split")]
+    sampled = [(r, r.llm_split) for r in records if r.llm_split]
     if not sampled:
         return None
-    views = {
+    # each answer under each splitter: claims, and each judge's answer-level verdict (read by judge name below)
+    views: dict[str, list[dict[str, Any]]] = {
         "deterministic": [
-            {"n": r["n_claims"], "primary": r["fully_grounded"], "llm": r["llm_fully_grounded"]}
-            for r in sampled
+            {"n": r.n_claims, "primary": r.fully_grounded, "llm": r.llm_fully_grounded} for r, _ in sampled
         ],
         "llm": [
-            {
-                "n": r["llm_split"]["n_claims"],
-                "primary": r["llm_split"]["fully_grounded"],
-                "llm": r["llm_split"]["llm_fully_grounded"],
-            }
-            for r in sampled
+            {"n": s.n_claims, "primary": s.fully_grounded, "llm": s.llm_fully_grounded} for _, s in sampled
         ],
     }
-    llm_judged = all(
-        r["llm_split"]["llm_fully_grounded"] is not None or not r["llm_split"]["n_claims"] for r in sampled
-    )
+    llm_judged = all(s.llm_fully_grounded is not None or not s.n_claims for _, s in sampled)
     rows = []
     for name, vs in views.items():
         with_claims = [v for v in vs if v["n"]]
@@ -570,10 +575,13 @@ def splitter_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict | 
         )
     return clean(
         {
-            "judges": [sorted({r["judge"] for r in sampled}), sorted({r["llm_judge"] for r in sampled})],
+            "judges": [
+                sorted({r.judge for r, _ in sampled}),
+                sorted({r.llm_judge for r, _ in sampled if r.llm_judge}),
+            ],
             "answers": len(sampled),
             "llm_judged": llm_judged,
-            "llm_fell_back": sum(1 for r in sampled if r["llm_split"]["fell_back"]),
+            "llm_fell_back": sum(1 for _, s in sampled if s.fell_back),
             "splitters": rows,
             "answers_with_claims_under_both": len(both),
             "same_verdict": same,
@@ -581,22 +589,22 @@ def splitter_table(records: Sequence[dict], seed: int = DEFAULT_SEED) -> dict | 
     )
 
 
-def build_tables(records: Sequence[dict], params: Mapping | None = None, judge_costs=None) -> dict:
+def build_tables(records: Sequence[ScoredAnswer], params: Mapping | None = None, judge_costs=None) -> dict:
     """Every table of the scoring stage (see the module docstring for `params`)."""
     params = dict(params or {})
     kinds = params.get("main_kinds")
     corr = dict(params.get("correlation") or {})
     runs = run_table(records, kinds)
-    judges = sorted({r["judge"] for r in records})
-    llm_judges = sorted({r["llm_judge"] for r in records if r.get("llm_judge")})
+    judges = sorted({r.judge for r in records})
+    llm_judges = sorted({r.llm_judge for r in records if r.llm_judge})
     tables = {
         "meta": {
             "n_records": len(records),
-            "kinds": sorted({r["kind"] for r in records}),
+            "kinds": sorted({r.kind for r in records}),
             "main_kinds": list(kinds) if kinds else None,
             "judges": judges,
             "llm_judges": llm_judges,
-            "n_llm_sampled": sum(1 for r in records if r.get("llm_sampled")),
+            "n_llm_sampled": sum(1 for r in records if r.llm_sampled),
         },
         "runs": runs,
         "two_by_two": two_by_two(records, kinds),

@@ -31,7 +31,7 @@ from typing import Any, cast
 
 from finrag.core.config import params as read_params
 from finrag.core.config import repo_root
-from finrag.core.contracts import Answer, Chunk, Document, Passage, Question
+from finrag.core.contracts import Answer, Chunk, Document, Passage, Question, Record, ScoredAnswer
 from finrag.core.io import read_json, read_jsonl
 from finrag.score.judge_trust import judge_trust
 from finrag.serve.params import ServeParams
@@ -58,6 +58,30 @@ def live_logits_path(root: Path, cache_dir: str) -> Path:
         else:
             os.replace(old, new)
     return new
+
+
+class LiveScore(Record):
+    """The gold-free part of a scored record, for a question the study did not ask: the final answer, whether it
+    declines, groundedness by the study's judge and citation quality (no correctness: there is no gold answer)."""
+
+    final_answer: str
+    declined: bool
+    judge: str
+    n_claims: int
+    n_supported: int
+    n_unsupported: int
+    n_contradicted: int
+    groundedness: float | None
+    fully_grounded: bool
+    refusal: bool
+    citation_recall: float | None
+    citation_precision: float | None
+    n_citations: int
+    n_invalid_citations: int
+
+    def as_json(self) -> dict:
+        """The response's `record`, as ScoredAnswer.as_json gives it for a benchmark question."""
+        return self.model_dump()
 
 
 class ServeError(RuntimeError):
@@ -407,11 +431,13 @@ class SelectedSystem:
             comp, key, self.llm, qid_out, run_id, self.spec, template_id, passages, messages
         )
         t2 = time.perf_counter()
-        scored = self._score(ans, bench)
+        record, detail = self._score(ans, bench)
         timing["judging"] = time.perf_counter() - t2
-        return self._response(text, bench, as_evaluated, ans, passages, retrieval, scored, hit, timing)
+        return self._response(
+            text, bench, as_evaluated, ans, passages, retrieval, record, detail, hit, timing
+        )
 
-    def _score(self, ans: Answer, bench: Question | None) -> dict:
+    def _score(self, ans: Answer, bench: Question | None) -> tuple[ScoredAnswer | LiveScore, dict]:
         """The study's record (benchmark questions) or its gold-free part, plus per-claim detail."""
         from finrag.llm.prompts.parse import extract_answer
         from finrag.score.citations import score_answer_citations
@@ -430,34 +456,49 @@ class SelectedSystem:
                 grader_params=dict(self.score_p.get("grader") or {}) or None,
                 replicate_suffix=self.score_p.get("replicate_suffix") or r"(?<=-r)\d+$",
             )
-            return {"record": record, "detail": detail}
+            return record, detail
         final = extract_answer(ans.text)
         cit = score_answer_citations(ans, self.judge)
-        record = {
-            "final_answer": final,
-            "declined": declined(final),
-            **{k: detail[k] for k in ("judge", "n_claims", "n_supported", "n_unsupported", "n_contradicted")},
-            **{k: detail[k] for k in ("groundedness", "fully_grounded", "refusal")},
-            "citation_recall": cit["citation_recall"],
-            "citation_precision": cit["citation_precision"],
-            "n_citations": cit["n_citations"],
-            "n_invalid_citations": cit["n_invalid_citations"],
-        }
-        return {"record": record, "detail": detail}
+        live = LiveScore(
+            final_answer=final,
+            declined=declined(final),
+            judge=detail["judge"],
+            n_claims=detail["n_claims"],
+            n_supported=detail["n_supported"],
+            n_unsupported=detail["n_unsupported"],
+            n_contradicted=detail["n_contradicted"],
+            groundedness=detail["groundedness"],
+            fully_grounded=detail["fully_grounded"],
+            refusal=detail["refusal"],
+            citation_recall=cit["citation_recall"],
+            citation_precision=cit["citation_precision"],
+            n_citations=cit["n_citations"],
+            n_invalid_citations=cit["n_invalid_citations"],
+        )
+        return live, detail
 
     def _response(
-        self, text, bench, as_evaluated, ans, passages, retrieval, scored, hit, timing
+        self,
+        text,
+        bench,
+        as_evaluated,
+        ans,
+        passages,
+        retrieval,
+        rec: ScoredAnswer | LiveScore,
+        detail,
+        hit,
+        timing,
     ) -> dict[str, Any]:
-        rec, detail = scored["record"], scored["detail"]
         correctness = None
-        if bench is not None and "verdict" in rec:
+        if bench is not None and isinstance(rec, ScoredAnswer):
             correctness = {
                 "gold": bench.answer,
-                "verdict": rec["verdict"],
-                "correct": rec["correct"],
-                "verdict_source": rec["verdict_source"],
-                "grade_method": rec["grade_method"],
-                "expected_behaviour": rec["expected_behaviour"],
+                "verdict": rec.verdict,
+                "correct": rec.correct,
+                "verdict_source": rec.verdict_source,
+                "grade_method": rec.grade_method,
+                "expected_behaviour": rec.expected_behaviour,
                 "note": None
                 if as_evaluated
                 else "graded against the gold answer, but not as evaluated "
@@ -479,19 +520,19 @@ class SelectedSystem:
             },
             "retrieval": retrieval,
             "answer": ans.text,
-            "final_answer": rec["final_answer"],
-            "declined": rec["declined"],
+            "final_answer": rec.final_answer,
+            "declined": rec.declined,
             "passages": [p.model_dump(mode="json") for p in passages],
             "claims": claim_views(detail, passages),
-            "groundedness": rec["groundedness"],
-            "fully_grounded": rec["fully_grounded"],
-            "n_claims": rec["n_claims"],
+            "groundedness": rec.groundedness,
+            "fully_grounded": rec.fully_grounded,
+            "n_claims": rec.n_claims,
             "citations": citation_views(ans, passages),
-            "citation_recall": rec.get("citation_recall"),
-            "citation_precision": rec.get("citation_precision"),
+            "citation_recall": rec.citation_recall,
+            "citation_precision": rec.citation_precision,
             "correctness": correctness,
             "judge": self.trust,
-            "record": rec,
+            "record": rec.as_json(),
             "cache": {"hit": bool(hit), "key": ans.cache_key, "mode": self.cache_mode},
             "usage": {**ans.usage, "cost_usd": ans.cost_usd, "model_latency_s": ans.latency_s},
             "timing_ms": {k: round(v * 1000, 2) for k, v in timing.items()},
