@@ -13,6 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from finrag.core.config import params
+from finrag.core.contracts import ScoredAnswer
+from finrag.core.io import read_jsonl
 from finrag.serve.app import create_app
 from finrag.serve.system import SelectedSystem, ServeParams
 
@@ -40,8 +42,8 @@ def served():
         else:
             os.environ["FINRAG_LLM_MODE"] = old
     run_ids = set(system.system["run_ids"])
-    records = [json.loads(line) for line in records_file.read_text().splitlines() if line.strip()]
-    selected = [r for r in records if r["run_id"] == system.spec.run_id]
+    records = read_jsonl(records_file, ScoredAnswer)  # every line a valid record, or an error naming it
+    selected = [r for r in records if r.run_id == system.spec.run_id]
     if not selected:
         pytest.fail(f"no record of the selected run {sorted(run_ids)} in {records_file}")
     answers_file = (
@@ -56,7 +58,7 @@ def test_every_evaluated_answer_and_score_is_served_exactly(served):
     mismatches = []
     with TestClient(create_app(system)) as client:
         for rec in selected:
-            q = system.questions[rec["qid"]]
+            q = system.questions[rec.qid]
             r = client.post("/v1/answer", json={"question": q.question, "qid": q.qid})
             assert r.status_code == 200, f"{q.qid}: {r.status_code} {r.text[:300]}"
             out = r.json()
@@ -65,17 +67,15 @@ def test_every_evaluated_answer_and_score_is_served_exactly(served):
             assert [p["chunk_id"] for p in out["passages"]] == [
                 p["chunk_id"] for p in answers[q.qid]["passages"]
             ]
-            served_rec = out["record"]
-            assert set(rec) - set(served_rec) <= MODEL_JUDGE_FIELDS, set(rec) - set(served_rec)
-            diff = {k for k in rec if k not in MODEL_JUDGE_FIELDS and rec[k] != served_rec.get(k)}
+            recorded, served_rec = rec.as_json(), out["record"]
+            assert set(recorded) - set(served_rec) <= MODEL_JUDGE_FIELDS, set(recorded) - set(served_rec)
+            diff = {k for k in recorded if k not in MODEL_JUDGE_FIELDS and recorded[k] != served_rec.get(k)}
             if diff:
                 mismatches.append((q.qid, sorted(diff)))
-            assert (
-                out["groundedness"] == rec["groundedness"] and out["fully_grounded"] == rec["fully_grounded"]
-            )
+            assert out["groundedness"] == rec.groundedness and out["fully_grounded"] == rec.fully_grounded
             if out["correctness"] is not None:
-                assert out["correctness"]["verdict"] == rec["verdict"]
+                assert out["correctness"]["verdict"] == rec.verdict
     assert not mismatches, mismatches[:10]
     assert system.llm.calls == 0  # every answer came from the response cache
-    kinds = {rec["kind"] for rec in selected}
+    kinds = {rec.kind for rec in selected}
     assert len(selected) == len(system.questions), (len(selected), len(system.questions), kinds)
