@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from finrag.core.contracts import Answer, Evidence, Passage, Question, ScoredAnswer
+from finrag.core.contracts import Answer, Evidence, Passage, Question
 from finrag.core.io import read_jsonl, write_jsonl
 from finrag.llm.backends.base import Completion
 from finrag.score.evaluate import (
@@ -20,6 +20,7 @@ from finrag.score.evaluate import (
     should_decline,
 )
 from finrag.score.judges.base import make_judge
+from finrag.score.record import ScoredAnswer
 
 CAPEX_Q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 FP_Q = "What drove 3M's record net income of $5.2 billion in the second quarter of 2023?"

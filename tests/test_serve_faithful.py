@@ -13,8 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from finrag.core.config import params
-from finrag.core.contracts import ScoredAnswer
 from finrag.core.io import read_jsonl
+from finrag.score.record import ScoredAnswer
 from finrag.serve.app import create_app
 from finrag.serve.system import SelectedSystem, ServeParams
 

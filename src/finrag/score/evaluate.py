@@ -3,7 +3,7 @@
 The four measurements are kept apart on purpose (an answer can be right but not found in its passages, or faithful
 to a passage from the wrong year); the tables combine them afterwards (finrag.score.tables).
 
-One record per answer (`finrag.core.contracts.ScoredAnswer`, a line of results/scores/records.jsonl):
+One record per answer (`finrag.score.record.ScoredAnswer`, a line of results/scores/records.jsonl):
 
 - correctness: the deterministic grader on the final answer (`extract_answer`: the text after "Answer:" for the
   cot style). Trick questions that should not be answered are scored on behaviour instead: an unanswerable
@@ -33,15 +33,7 @@ from typing import Any, Literal, cast
 
 from tqdm import tqdm
 
-from finrag.core.contracts import (
-    Answer,
-    GradeMethod,
-    JudgedClaim,
-    LLMSplitScore,
-    Question,
-    ScoredAnswer,
-    SplitClaim,
-)
+from finrag.core.contracts import Answer, Question
 from finrag.core.io import read_jsonl
 from finrag.core.sampling import per_stratum_ranks, per_stratum_sample
 from finrag.core.stats import DEFAULT_SEED
@@ -53,6 +45,7 @@ from finrag.score.declining import declined as is_declined
 from finrag.score.declining import false_premise_response, repeats_premise
 from finrag.score.grader import grade
 from finrag.score.judge_trust import judge_trust, selected_judge
+from finrag.score.record import GradeMethod, JudgedClaim, LLMSplitScore, ScoredAnswer, SplitClaim
 
 log = logging.getLogger(__name__)
 

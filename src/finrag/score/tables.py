@@ -33,8 +33,8 @@ from typing import Any, TypeVar, cast
 import numpy as np
 from scipy.stats import spearmanr
 
-from finrag.core.contracts import ScoredAnswer
 from finrag.core.stats import DEFAULT_SEED, agreement, mean_ci, proportion
+from finrag.score.record import ScoredAnswer
 
 T = TypeVar("T")
 

@@ -31,9 +31,10 @@ from typing import Any, cast
 
 from finrag.core.config import params as read_params
 from finrag.core.config import repo_root
-from finrag.core.contracts import Answer, Chunk, Document, Passage, Question, Record, ScoredAnswer
+from finrag.core.contracts import Answer, Chunk, Document, Passage, Question, Record
 from finrag.core.io import read_json, read_jsonl
 from finrag.score.judge_trust import judge_trust
+from finrag.score.record import ScoredAnswer
 from finrag.serve.params import ServeParams
 
 log = logging.getLogger(__name__)
