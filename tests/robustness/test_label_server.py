@@ -105,6 +105,9 @@ def _label_body(pad: int = 0) -> bytes:
     return json.dumps({"answer_id": AID, "claim_id": CID, "verdict": "supported", "pad": "x" * pad}).encode()
 
 
+UVICORN_400 = b"Invalid HTTP request received."  # uvicorn (h11) refuses a malformed head itself
+
+
 def _progress_ok(srv, **kw) -> bool:
     return httpx.get(srv.url + "api/progress", timeout=2, **kw).status_code == 200
 
@@ -128,8 +131,8 @@ def test_negative_content_length_with_a_3mb_body_is_refused(server, tmp_path):
         sender.start()
         raw = _recv_all(s)
         sender.join(3)
-    assert _status(raw) == 411, raw[:300]
-    assert b"negative" in raw
+    assert _status(raw) == 400, raw[:300]  # h11 admits only digits: 400 before the body is read
+    assert UVICORN_400 in raw
     assert not (tmp_path / "labels" / "rob.jsonl").exists()
     assert _progress_ok(server)
 
@@ -138,11 +141,11 @@ def test_negative_content_length_with_a_3mb_body_is_refused(server, tmp_path):
     ("headers", "status", "needle"),
     [
         ({}, 411, b"Content-Length is required"),
-        ({"Content-Length": "abc"}, 400, b"not an integer"),
-        ({"Content-Length": "+5"}, 400, b"not an integer"),
-        ({"Content-Length": "1_0"}, 400, b"not an integer"),
+        ({"Content-Length": "abc"}, 400, UVICORN_400),
+        ({"Content-Length": "+5"}, 400, UVICORN_400),
+        ({"Content-Length": "1_0"}, 400, UVICORN_400),
         ({"Content-Length": str(MAX_BODY + 1)}, 413, b"body over"),
-        ({"Content-Length": "9" * 30}, 400, b"not an integer"),
+        ({"Content-Length": "9" * 30}, 400, UVICORN_400),
         ({"Transfer-Encoding": "chunked"}, 411, b"not chunked"),
     ],
 )
@@ -160,7 +163,7 @@ def test_two_different_content_lengths_are_refused(server):
         {"Content-Type": "application/json", "Content-Length": str(len(body)), "content-length": "3"},
         body,
     )
-    assert _status(raw) == 400 and b"twice" in raw
+    assert _status(raw) == 400 and UVICORN_400 in raw
 
 
 def test_exact_content_length_still_saves(server, tmp_path):

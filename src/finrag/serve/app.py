@@ -14,12 +14,14 @@ Why it is built this way:
 - Optional API keys (`FINRAG_API_KEYS`, comma-separated, sent as `Authorization: Bearer KEY` or `X-API-Key`)
   with a per-key token bucket (`serve.rate_limit_per_minute`, 429 with Retry-After). Without keys there is no
   login and no rate limit (bind to 127.0.0.1, the default).
+- The labelling page's guard and uvicorn options (finrag.core.http): a body needs a Content-Length of at most
+  MAX_BODY bytes and arrives within READ_TIMEOUT seconds, as does a request's head; bound to loopback, a Host
+  header that is not loopback is refused (a DNS-rebinding page could otherwise spend on model calls).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
 import math
@@ -46,6 +48,7 @@ from prometheus_client import (
 )
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
+from finrag.core.http import Guard, is_loopback, presented_token, token_matches, uvicorn_options
 from finrag.serve.system import SelectedSystem, ServeError, ServeParams, normalise_question
 
 log = logging.getLogger(__name__)
@@ -210,11 +213,8 @@ class Service:
     def check_key(self, request: Request) -> JSONResponse | None:
         if not self.keys:
             return None
-        auth = request.headers.get("authorization", "")
-        given = (
-            auth[7:].strip() if auth.lower().startswith("bearer ") else request.headers.get("x-api-key", "")
-        )
-        if not given or not any(hmac.compare_digest(given, k) for k in self.keys):
+        given = presented_token(request.headers, header="x-api-key")
+        if given is None or not token_matches(given, self.keys):
             self.metrics.rejected.labels("unauthorised").inc()
             return _error(
                 401,
@@ -331,9 +331,12 @@ def create_app(  # noqa: C901 (the app's routes, each small, in one factory)
     serve: ServeParams | None = None,
     *,
     background_load: bool = True,
+    loopback_only: bool = False,
 ) -> FastAPI:
     """The app. `loader` builds the SelectedSystem (default: from the repository's params.yaml and files), in a
-    background thread unless `background_load` is False or a built system is given."""
+    background thread unless `background_load` is False or a built system is given. Behind finrag.core.http's
+    Guard (body limits and deadline, one-line 500; with `loopback_only`, a Host header that is not loopback is
+    refused, against DNS rebinding: `run_server` sets it when bound to loopback)."""
     serve = serve or (loader.serve if isinstance(loader, SelectedSystem) else ServeParams())  # type: ignore[call-arg]
     service = Service(loader or (lambda: SelectedSystem(serve=serve)), serve)
 
@@ -356,7 +359,8 @@ def create_app(  # noqa: C901 (the app's routes, each small, in one factory)
         lifespan=lifespan,
     )
     app.state.service = service
-    app.add_middleware(_Endpoint, metrics=service.metrics)
+    app.add_middleware(Guard, loopback_only=loopback_only, log=log)
+    app.add_middleware(_Endpoint, metrics=service.metrics)  # outermost: it counts the guard's refusals too
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.exception_handler(RequestValidationError)
@@ -426,13 +430,14 @@ def run_server(
     if cache_mode:
         os.environ["FINRAG_LLM_MODE"] = cache_mode
     bind = host or sp.host
-    if bind not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(API_KEYS_ENV):
+    if not is_loopback(bind) and not os.environ.get(API_KEYS_ENV):
         say(f"warning: serving on {bind} without {API_KEYS_ENV}: anyone who reaches it can ask")
     say(f"finrag serve: http://{bind}:{port or sp.port}/ (ready when /readyz says so)")
     uvicorn.run(
-        create_app(serve=sp),
+        create_app(serve=sp, loopback_only=is_loopback(bind)),
         host=bind,
         port=port if port is not None else sp.port,
         log_level=log_level,
         access_log=False,
+        **uvicorn_options(),
     )

@@ -11,22 +11,18 @@ A crash mid-append can at worst leave a torn LAST line (no final newline, not JS
 warning when the file is read and cut off before the next append, as in the response cache; any other malformed
 line is an error naming file:line.
 
-Standard library only (http.server) plus jinja2 (already a dependency) for an escaped page. The page loads one
-same-origin script (no inline script, strict Content-Security-Policy) and all text is escaped by jinja2's
-autoescape, so an answer or passage cannot inject HTML. It binds to 127.0.0.1 unless told otherwise, and on a
-loopback address it refuses requests whose Host header is not loopback (DNS rebinding); it refuses POSTs that
-are not JSON (cross-site forms). Bound beyond loopback (0.0.0.0, a LAN address, a host name) it needs a token
-(`FINRAG_LABEL_TOKEN`, at least 16 characters) that every request presents: header `Authorization: Bearer
-<token>` or `X-Finrag-Token: <token>`, or `?token=<token>` in the address (the page passes it on to its links,
-script and API calls). The server is threaded; each request must arrive within `read_timeout` seconds (else
-408 / closed), its body is at most MAX_BODY bytes with an exact Content-Length (else 411 / 400 / 413), and a
-failure while saving is answered 500 with one line (the traceback goes to the server's log, never the client).
+Served by FastAPI under uvicorn behind `finrag.core.http.Guard`, with the service's uvicorn options: on a
+loopback address (the default) a Host header that is not loopback is refused (DNS rebinding), a request's head and
+body each have `read_timeout` seconds (closed / 408), a body has an exact Content-Length of at most MAX_BODY bytes
+(411 / 400 / 413), and an error is answered 500 with one line (the traceback goes to the server's log). The page
+loads one same-origin script under a strict Content-Security-Policy and jinja2 escapes all text, so an answer or
+passage cannot inject HTML; POSTs must be JSON (no cross-site forms). Bound beyond loopback it needs a token
+(`FINRAG_LABEL_TOKEN`, at least 16 characters) on every request: `Authorization: Bearer <token>`,
+`X-Finrag-Token: <token>` or `?token=<token>` (the page passes it on to its links, script and API calls).
 """
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -35,37 +31,43 @@ import re
 import socket
 import sys
 import threading
-import time
 import webbrowser
 from collections.abc import Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import cast
-from urllib.parse import parse_qs, quote, urlsplit
+from typing import Any, cast
+from urllib.parse import quote
 
 import jinja2
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Scope
+from uvicorn.config import LOGGING_CONFIG
 
 from finrag.core.contracts import Answer, Question
+from finrag.core.http import MAX_BODY, READ_TIMEOUT, Guard, is_loopback, uvicorn_options
 from finrag.core.io import append_locked, read_jsonl
 from finrag.score.claims import split_claims
 
 VERDICTS = ("supported", "unsupported", "contradicted")
 STATIC_DIR = Path(__file__).parent / "labelling_static"
-MAX_BODY = 1 << 20  # bytes of one POST
 MAX_NOTE = 2000  # characters of one note
-READ_TIMEOUT = 5.0  # seconds: for the request line and headers (per read) and for the whole body
-LINGER = 1.0  # seconds to drain an unread body after refusing it
 TOKEN_ENV = "FINRAG_LABEL_TOKEN"
 MIN_TOKEN = 16  # characters of a token
-_CONTENT_LENGTH = re.compile(r"^[0-9]{1,19}$")
 log = logging.getLogger(__name__)
 _LABELLER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
-_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; form-action 'none'"
+_HEADERS = {  # on every response
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "form-action 'none'",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 class LabelError(ValueError):
@@ -325,18 +327,15 @@ class LabellingApp:
 # ---------------------------------------------------------------------------------------------- HTTP
 
 
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+_HELP = (
+    "this page needs its token: ?token=... in the address, or an Authorization: Bearer or X-Finrag-Token "
+    f"header (the server's {TOKEN_ENV})"
+)
 
 
 def needs_token(host: str) -> bool:
     """Whether binding to `host` needs a token: anything beyond loopback (127.0.0.0/8, ::1, localhost) does."""
-    return not _is_loopback(host)
+    return not is_loopback(host)
 
 
 def check_token(host: str, token: str | None) -> str | None:
@@ -353,253 +352,98 @@ def check_token(host: str, token: str | None) -> str | None:
     return token
 
 
-class _BodyError(Exception):
-    """The body could not be read: (status or None to just close, message)."""
-
-    def __init__(self, status: int | None, message: str) -> None:
-        super().__init__(message)
-        self.status = status
+class _JSON(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False).encode()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: LabellingServer
-    server_version = "finrag-labelling"
-    sys_version = ""
-
-    def setup(self) -> None:
-        self.timeout = self.server.read_timeout  # type: ignore[misc]  # socket timeout for every read (StreamRequestHandler.setup)
-        self._responded = False
-        self._body_unread = False
-        super().setup()
-
-    def finish(self) -> None:
-        if self._body_unread:
-            self._linger()
-        super().finish()
-
-    def _linger(self) -> None:
-        """After refusing a POST whose body was not read: stop sending, then drain what the client still sends
-        for a moment, so that closing does not reset the connection before the client has read the answer."""
-        with suppress(OSError):
-            self.connection.shutdown(socket.SHUT_WR)
-            end = time.monotonic() + min(LINGER, self.server.read_timeout)
-            while (left := end - time.monotonic()) > 0:
-                self.connection.settimeout(left)
-                if not self.connection.recv(1 << 16):
-                    break
-
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - signature of the base class
-        if self.server.verbose:
-            super().log_message(format, *args)
-
-    # ---------------------------------------------------------------- responses
-    def send_response(self, code: int, message: str | None = None) -> None:
-        self._responded = True
-        super().send_response(code, message)
-
-    def _send(self, status: int, body: bytes, ctype: str, extra: dict | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Content-Security-Policy", _CSP)
-        self.send_header("Referrer-Policy", "no-referrer")
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def _json(self, status: int, obj) -> None:
-        self._send(status, json.dumps(obj, ensure_ascii=False).encode(), "application/json; charset=utf-8")
-
-    def _error(self, status: int, message: str, extra: dict | None = None) -> None:
-        message = " ".join(message.split())  # one line
-        if self.path.startswith("/api/"):
-            body = json.dumps({"error": message}, ensure_ascii=False).encode()
-            self._send(status, body, "application/json; charset=utf-8", extra)
-        else:
-            self._send(status, message.encode() + b"\n", "text/plain; charset=utf-8", extra)
-
-    def _host_ok(self) -> bool:
-        if not self.server.loopback_only:
-            return True
-        host = self.headers.get("Host", "")
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        return _is_loopback(name)
-
-    def _presented_token(self) -> str | None:
-        auth = self.headers.get("Authorization", "")
-        if auth[:7].lower() == "bearer ":
-            return auth[7:].strip()
-        if "X-Finrag-Token" in self.headers:
-            return self.headers["X-Finrag-Token"].strip()
-        return (parse_qs(urlsplit(self.path).query).get("token") or cast("list[str | None]", [None]))[0]
-
-    def _token_ok(self) -> bool:
-        want = self.server.token
-        if want is None:
-            return True
-        got = self._presented_token()
-        return got is not None and hmac.compare_digest(got.encode(), want.encode())
-
-    def _allowed(self) -> bool:
-        """Host and token checks; answers the request (403 / 401) and returns False when it is refused."""
-        if not self._host_ok():
-            self._error(HTTPStatus.FORBIDDEN, "Host header is not a loopback address")
-            return False
-        if not self._token_ok():
-            self.close_connection = True
-            self._error(
-                HTTPStatus.UNAUTHORIZED,
-                f"this page needs its token: ?token=... in the address, or an Authorization: Bearer or "
-                f"X-Finrag-Token header (the server's {TOKEN_ENV})",
-                {"WWW-Authenticate": 'Bearer realm="finrag-labelling"'},
-            )
-            return False
-        return True
-
-    def _guarded(self, route) -> None:
-        """Run a route; anything unexpected is logged here and answered 500 with one line, never a traceback."""
-        try:
-            route()
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client went away
-        except Exception:
-            log.exception("labelling: %s %s failed", self.command, self.path)
-            self.close_connection = True
-            if not self._responded:
-                with suppress(OSError):
-                    self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error (see the server's log)")
-
-    # ---------------------------------------------------------------- routes
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
-        self._guarded(self._get)
-
-    do_HEAD = do_GET
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server naming
-        self._guarded(self._post)
-
-    def _get(self) -> None:
-        if not self._allowed():
-            return
-        url = urlsplit(self.path)
-        q = parse_qs(url.query)
-        app = self.server.app
-        try:
-            if url.path in ("/", "/index.html"):
-                k = app.index(q.get("i", [None])[0])
-                page = app.page(k, self.server.token)
-                return self._send(HTTPStatus.OK, page.encode(), "text/html; charset=utf-8")
-            if url.path == "/api/item":
-                return self._json(HTTPStatus.OK, app.item_json(app.index(q.get("i", [None])[0])))
-            if url.path == "/api/progress":
-                return self._json(HTTPStatus.OK, {**app.progress(), "skipped": app.skipped})
-            if url.path.startswith("/static/"):
-                return self._static(url.path.removeprefix("/static/"))
-        except LabelError as exc:
-            status = HTTPStatus.NOT_FOUND if isinstance(exc, NotFound) else HTTPStatus.BAD_REQUEST
-            return self._error(status, str(exc))
-        return self._error(HTTPStatus.NOT_FOUND, f"no such page: {url.path}")
-
-    def _static(self, name: str) -> None:
-        path = STATIC_DIR / name
-        if "/" in name or name.startswith(".") or path.suffix not in _STATIC_TYPES or not path.is_file():
-            return self._error(HTTPStatus.NOT_FOUND, f"no such file: {name}")
-        self._send(HTTPStatus.OK, path.read_bytes(), _STATIC_TYPES[path.suffix])
-
-    def _content_length(self) -> int:
-        """The declared body length: exactly one plain decimal Content-Length of at most MAX_BODY bytes."""
-        values = self.headers.get_all("Content-Length") or []
-        if "Transfer-Encoding" in self.headers:
-            raise _BodyError(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length, not chunked")
-        if not values:
-            raise _BodyError(HTTPStatus.LENGTH_REQUIRED, "Content-Length is required")
-        if len(set(v.strip() for v in values)) > 1:
-            raise _BodyError(HTTPStatus.BAD_REQUEST, "Content-Length is given twice, with different values")
-        raw = values[0].strip()
-        if raw.startswith("-") and _CONTENT_LENGTH.match(raw[1:]):
-            raise _BodyError(HTTPStatus.LENGTH_REQUIRED, f"Content-Length {raw} is negative")
-        if not _CONTENT_LENGTH.match(raw):
-            raise _BodyError(HTTPStatus.BAD_REQUEST, f"Content-Length {raw[:40]!r} is not an integer")
-        length = int(raw)
-        if length > MAX_BODY:
-            raise _BodyError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {MAX_BODY} bytes")
-        return length
-
-    def _read_body(self, length: int) -> bytes:
-        """Exactly `length` bytes, all within read_timeout seconds (a slow or stalled client is cut off)."""
-        deadline = time.monotonic() + self.server.read_timeout
-        chunks: list[bytes] = []
-        got = 0
-        try:
-            while got < length:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                self.connection.settimeout(left)
-                chunk = self.rfile.read1(min(length - got, 1 << 16))
-                if not chunk:
-                    raise _BodyError(None, f"client closed after {got} of {length} body bytes")
-                chunks.append(chunk)
-                got += len(chunk)
-        except TimeoutError:
-            raise _BodyError(
-                HTTPStatus.REQUEST_TIMEOUT,
-                f"body not received within {self.server.read_timeout:g} s ({got} of {length} bytes)",
-            ) from None
-        return b"".join(chunks)
-
-    def _post(self) -> None:
-        self._body_unread = True
-        if not self._allowed():
-            return
-        if urlsplit(self.path).path != "/api/label":
-            return self._error(HTTPStatus.NOT_FOUND, f"no such endpoint: {self.path}")
-        if not self.headers.get("Content-Type", "").lower().startswith("application/json"):
-            self.close_connection = True
-            return self._error(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "POST /api/label takes application/json")
-        try:
-            raw = self._read_body(self._content_length())
-            self._body_unread = False
-        except _BodyError as exc:
-            self.close_connection = True  # the rest of the body, if any, is not read: the connection is done
-            if self.server.verbose:
-                self.log_error("refused body: %s", exc)
-            if exc.status is not None:
-                return self._error(exc.status, str(exc))
-            return None
-        try:
-            body = json.loads(raw or b"null")
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return self._error(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}")
-        except RecursionError:
-            return self._error(HTTPStatus.BAD_REQUEST, "body is not JSON: nested too deeply")
-        try:
-            result = self.server.app.label(body)
-        except LabelError as exc:
-            return self._error(HTTPStatus.BAD_REQUEST, str(exc))
-        except OSError as exc:
-            log.error("labelling: could not save labels to %s", self.server.app.store.path, exc_info=True)
-            why = exc.strerror or type(exc).__name__
-            return self._error(
-                HTTPStatus.INTERNAL_SERVER_ERROR, f"labels not saved: {why} (see the server's log)"
-            )
-        self._json(HTTPStatus.OK, result)
+def _error(scope: Scope, status: int, message: str, headers: dict[str, str]) -> Response:
+    """One line: JSON {"error": ...} under /api/, plain text elsewhere."""
+    message = " ".join(str(message).split())
+    if scope["path"].startswith("/api/"):
+        return _JSON({"error": message}, status_code=status, headers=headers)
+    return PlainTextResponse(message + "\n", status_code=status, headers=headers)
 
 
-class LabellingServer(ThreadingHTTPServer):
-    """The HTTP server, one thread per connection; `.url` is where the page is (port 0 picks a free port).
+def _save(state: LabellingApp, raw: bytes) -> Response:
+    """Parse and record one POST /api/label body (in a worker thread: the append fsyncs)."""
+    try:
+        body = json.loads(raw or b"null")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise LabelError(f"body is not JSON: {exc}") from None
+    except RecursionError:
+        raise LabelError("body is not JSON: nested too deeply") from None
+    try:
+        return _JSON(state.label(body))
+    except OSError as exc:
+        log.error("labelling: could not save labels to %s", state.store.path, exc_info=True)
+        why = exc.strerror or type(exc).__name__
+        return _JSON({"error": f"labels not saved: {why} (see the server's log)"}, status_code=500)
+
+
+def create_app(
+    state: LabellingApp,
+    token: str | None = None,
+    loopback_only: bool = True,
+    read_timeout: float = READ_TIMEOUT,
+) -> FastAPI:
+    """The page as a FastAPI app behind finrag.core.http's Guard (host, token, body limits, one-line 500)."""
+    api = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    api.add_middleware(
+        Guard,
+        loopback_only=loopback_only,
+        token=token,
+        token_header="x-finrag-token",
+        token_param="token",
+        token_help=_HELP,
+        realm="finrag-labelling",
+        max_body=MAX_BODY,
+        read_timeout=read_timeout,
+        error=_error,
+        headers=_HEADERS,
+        log=log,
+    )
+    api.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    @api.exception_handler(LabelError)
+    async def _refused(request: Request, exc: LabelError) -> Response:
+        return _error(request.scope, 404 if isinstance(exc, NotFound) else 400, str(exc), {})
+
+    @api.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        return _error(
+            request.scope, exc.status_code, f"{exc.detail}: {request.url.path}", dict(exc.headers or {})
+        )
+
+    @api.api_route("/", methods=["GET", "HEAD"])
+    @api.api_route("/index.html", methods=["GET", "HEAD"])
+    def page(i: str | None = None) -> Response:
+        return HTMLResponse(state.page(state.index(i), token))
+
+    @api.get("/api/item")
+    def item(i: str | None = None) -> Response:
+        return _JSON(state.item_json(state.index(i)))
+
+    @api.get("/api/progress")
+    def progress() -> Response:
+        return _JSON({**state.progress(), "skipped": state.skipped})
+
+    @api.post("/api/label")
+    async def label(request: Request) -> Response:
+        if not request.headers.get("content-type", "").lower().startswith("application/json"):
+            return _error(request.scope, 415, "POST /api/label takes application/json", {})  # no forms (CSRF)
+        return await run_in_threadpool(_save, state, await request.body())
+
+    return api
+
+
+class LabellingServer:
+    """The page under uvicorn on a socket bound at once, so `.url` is known before `serve_forever` (port 0 picks a
+    free port); `shutdown` (from another thread) stops it, as with the standard library's servers.
 
     `token`: required from every request when set (check_token makes it mandatory beyond loopback);
-    `read_timeout`: seconds a client has for each read of its request and for its whole body.
+    `read_timeout`: seconds a client has for its request's head and again for its whole body.
     """
-
-    daemon_threads = True
 
     def __init__(
         self,
@@ -611,18 +455,35 @@ class LabellingServer(ThreadingHTTPServer):
         read_timeout: float = READ_TIMEOUT,
     ) -> None:
         self.app = app
-        self.verbose = verbose
         self.token = check_token(host, token)
         self.read_timeout = float(read_timeout)
-        self.loopback_only = _is_loopback(host)
-        if ":" in host:
-            self.address_family = socket.AF_INET6
-        super().__init__((host, port), _Handler)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.socket = socket.create_server((host, port), family=family)
+        self.server_address = self.socket.getsockname()
+        self.asgi = create_app(app, self.token, is_loopback(host), self.read_timeout)
+        config = uvicorn.Config(
+            self.asgi,
+            lifespan="off",
+            log_config=LOGGING_CONFIG if verbose else None,  # verbose: uvicorn's log and access log on stderr
+            access_log=verbose,
+            **uvicorn_options(self.read_timeout),
+        )
+        self._uvicorn = uvicorn.Server(config)
+        self._stopped = threading.Event()
 
-    def handle_error(self, request, client_address) -> None:
-        """An error escaping a handler (e.g. the client vanished): one log line, no traceback on stderr."""
-        exc = sys.exc_info()[1]
-        log.warning("labelling: request from %s failed: %r", client_address[0], exc)
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        """Serve until `shutdown` or Ctrl-C (`poll_interval` is ignored: uvicorn looks every 0.1 s)."""
+        try:
+            self._uvicorn.run(sockets=[self.socket])
+        finally:
+            self._stopped.set()
+
+    def shutdown(self) -> None:
+        self._uvicorn.should_exit = True
+        self._stopped.wait()
+
+    def server_close(self) -> None:
+        self.socket.close()
 
     @property
     def url(self) -> str:
