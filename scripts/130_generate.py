@@ -95,13 +95,17 @@ def run() -> None:
         return
     for name in args.family:
         stats = {}
-        for spec in (s for s in specs if s.family == name):
+        family_specs_ = [s for s in specs if s.family == name]
+        for spec in family_specs_:
             write_jsonl(Path(p.answers_dir) / name / f"{spec.run_id}.jsonl", answers[spec.run_id])
             stats[spec.run_id] = run_stats(answers[spec.run_id])
+        # the decoding every call of the family used (base merged with the family's own), so the report states
+        # e.g. the replicates' sampling temperature from results/, not from params.yaml
         write_json(
             Path(p.stats_dir) / f"generation_{name}.json",
-            {"family": name, "runs": dict(sorted(stats.items()))},
-        )
+            {"family": name, "decoding": dict(family_specs_[0].decoding) if family_specs_ else {},
+             "runs": dict(sorted(stats.items()))},
+        )  # fmt: skip
 
 
 if __name__ == "__main__":
