@@ -143,6 +143,31 @@ def test_every_page_damaged_is_still_parsed_garbage_is_refused(healthy, tmp_path
         parse_filing(gone)
 
 
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (
+            lambda ref, num: ref.replace(b" 0 R", b" 0\xf0R"),
+            "damaged page dictionary",
+        ),  # "/Contents 15", junk
+        (
+            lambda ref, num: ref.replace(num, b"9" + num[1:]),
+            "missing content stream",
+        ),  # an object not in the file
+    ],
+)
+def test_page_that_lost_its_content_stream_is_flagged(healthy, tmp_path, edit, reason):
+    """A page whose content stream PDFium cannot reach comes out blank with no other sign of damage: its page
+    dictionary says why."""
+    data = healthy.read_bytes()
+    m = list(re.finditer(rb"/Contents (\d+) 0 R", data))[2]  # page 2's (object 15)
+    f = tmp_path / "TINY_lost.pdf"
+    f.write_bytes(data[: m.start()] + edit(m.group(0), m.group(1)) + data[m.end() :])
+    got = parse_filing(f)
+    assert got.damaged_pages == [2] and got.reasons() == {reason: 1}
+    assert texts(got)[2] == "" and texts(got)[3] == texts(parse_filing(healthy))[3]
+
+
 class _Textpage:
     """A real PDFium text page that counts `extra` more characters than it gives (as on a damaged page)."""
 

@@ -8,22 +8,26 @@ clearly larger than the line height, so the chunkers see blocks as they do in HT
 PDFium opens a damaged file without complaint and extracts what it can, so each page is also measured for
 damage (`Parsed.damage`, see `page_damage` and `stream_damage`): a page that fails to load; characters PDFium
 counts but cannot give as text; control codes / U+FFFD where letters should be (an unreadable font encoding);
-text objects that yield no characters (an unreadable font); a content stream, form XObject or ToUnicode map of
-the page whose Flate data does not decode to its end (checked on the file's own bytes, or on PDFium's decrypted
-copy of an encrypted file). None of these depends on how much text a page has, so a cover page, a blank page or
-a one-line exhibit page is never taken for a damaged one: on the 74 FinanceBench PDFs (10,206 pages) no page is
-flagged.
+text objects that yield no characters (an unreadable font); and, in the file's objects as pikepdf (qpdf) reads
+them, a page dictionary, content stream, form XObject, font, ToUnicode map or embedded font program of the page
+that is missing, malformed, or whose Flate data does not decode to its end. A file qpdf reads cleanly through the
+cross-reference table PDFium used is checked as it is; any other is checked on PDFium's own copy of it (the
+objects as PDFium read them, an encrypted file decrypted), each object judged as the file stores it. None of
+these depends on how much text a page has, so a cover page, a blank page or a one-line exhibit page is never
+taken for a damaged one: on the 74 FinanceBench PDFs (10,206 pages) no page is flagged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import re
 import zlib
 from pathlib import Path
-from typing import cast
+from typing import NamedTuple, cast
 
+import pikepdf
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
@@ -165,330 +169,105 @@ def page_damage(page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, raw: str) ->
     return out
 
 
-# ---------------------------------------------------------------- damage: the page's streams, from the raw file
+# ---------------------------------------------------------------- damage: the page's objects, read by qpdf
 
-# `N G obj`: found from each `obj` keyword looking back (scanning every digit of the binary data is 20x slower)
-_OBJ_KW = re.compile(rb"obj\b")
-_OBJ_NUMBERS = re.compile(rb"(?<![0-9])(\d{1,10})[ \t\r\n\f\x00]+(\d{1,5})[ \t\r\n\f\x00]+\Z")
-_WS = b" \t\r\n\f\x00"
-_XREF = re.compile(rb"xref[ \t\r\n\f\x00]+")
-_XREF_SECTION = re.compile(rb"(\d{1,10}) (\d{1,10})[ \t]*(?:\r\n|\n|\r)")
-_STREAM_KW = re.compile(rb"[ \t\r\n\f\x00]*stream(?:\r\n|\n|\r)")
-_ENDSTREAM = re.compile(rb"[ \t\r\n\f\x00]*endstream")
-_TOKEN = re.compile(
-    rb"[ \t\r\n\f\x00]+|%[^\r\n]*"  # whitespace, comment
-    rb"|(<<|>>|\[|\])"  # 1: delimiters
-    rb"|/([^ \t\r\n\f\x00/<>\[\]()%{}]*)"  # 2: name
-    rb"|(\()"  # 3: literal string
-    rb"|<([0-9A-Fa-f \t\r\n\f]*)>"  # 4: hex string
-    # 5: a run of regular characters, as a PDF reader splits them: a number, or a keyword (R, true, null,
-    # endobj, stream, ...), or, when a byte was damaged, neither ("0\xf0R" is not "0 R")
-    rb"|([^ \t\r\n\f\x00()<>\[\]{}/%]+)"
-    rb"|(.)",  # 6: anything else
-    re.S,
-)
-_NAME_ESCAPE = re.compile(rb"#([0-9A-Fa-f]{2})")
-_NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)")
+# PDFium gives no access to a file's objects, so qpdf (pikepdf) reads them. A file that qpdf reads through the
+# cross-reference table PDFium used, without a warning and without a finding, is healthy. Any other file is judged
+# on PDFium's own copy of it (`PdfDocument.save`: the objects as PDFium read them, a fresh cross-reference table),
+# so that what is reported missing is what PDFium went without; each object it names is judged as the file stores
+# it, and a page dictionary's syntax errors are what qpdf says reading the file itself (`_File`).
 _MAX_FORM_DEPTH = 4
+# qpdf's warning about one object, e.g. "f.pdf (object 7 0, offset 513): expected n n obj"
+_OBJECT_WARNING = re.compile(r"\(object (\d+) (\d+)[,)]")
+# keys looked for where qpdf hides them: a reference to an object that cannot be read is null, and qpdf drops it
+_REFERENCES: tuple[str, ...] = ("/Contents", "/Resources", "/Kids", "/Font", "/XObject", "/ToUnicode")
+_REFERENCES += ("/FontDescriptor", "/DescendantFonts", "/FontFile", "/FontFile2", "/FontFile3")
+_UNREAD = object()  # the value of a key whose bytes are not UTF-8 (pikepdf gives none): a damaged key
+_NULL = "names an object that cannot be read"
 
 
-class _Ref(int):
-    """An indirect reference `N 0 R` (the object number)."""
+def _name(value: object) -> str:
+    """A PDF name as text, one character per byte (a damaged name's bytes need not be UTF-8)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("latin-1")
+    return bytes(cast(pikepdf.Object, value)).decode("latin-1") if isinstance(value, pikepdf.Name) else ""
 
 
-def _skip_string(buf: bytes, i: int, end: int) -> int:
-    """Index after the literal string whose '(' is at i (balanced parentheses, backslash escapes)."""
-    depth, i = 0, i
-    while i < end:
-        c = buf[i]
-        if c == 0x5C:  # backslash
-            i += 2
-            continue
-        if c == 0x28:
-            depth += 1
-        elif c == 0x29:
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return end
+def _num(value: object) -> int | None:
+    """The object number of an indirect object; None for a direct value or a null."""
+    return value.objgen[0] if isinstance(value, pikepdf.Object) and value.is_indirect else None
 
 
-_PLAIN_KEY = re.compile(r"/[\x20-\x7e]*")  # a key name as writers write it: printable ASCII
+def _entries(obj: object) -> dict[str, object]:
+    """A dictionary's (or stream's) entries, with None for a key that names an object that cannot be read."""
+    if isinstance(obj, pikepdf.Stream):
+        obj = obj.stream_dict
+    if not isinstance(obj, pikepdf.Dictionary):
+        return {}
+    out: dict[str, object] = {}
+    keys = obj.keys()
+    for key in keys:
+        try:
+            out[_name(key)] = obj.get(key)
+        except (TypeError, UnicodeError):
+            out[_name(key)] = _UNREAD
+    held = obj.as_dict()  # with the keys qpdf hides
+    hidden = len(held) - len(out)
+    for key in _REFERENCES if hidden else ():
+        if key not in out and key in held:
+            out[key], hidden = None, hidden - 1
+    out.update({f"(unreadable {k})": None for k in range(hidden)})
+    return out
 
 
-def _as_dict(items: list) -> tuple[dict, int]:
-    """A dictionary from its alternating keys and values, and its syntax errors: a key that is not a name, or
-    whose bytes are not printable ASCII (no writer names a key so: a flipped byte does), a key without a
-    value."""
-    keys, values = items[::2], items[1::2]
-    bad = len(items) % 2 + sum(not isinstance(k, str) or not _PLAIN_KEY.fullmatch(k) for k in keys)
-    return {k: v for k, v in zip(keys, values, strict=False) if isinstance(k, str)}, bad
+def _items(obj: object) -> list[object]:
+    return list(obj) if isinstance(obj, pikepdf.Array) else []
 
 
-_VALUE_KEYWORDS = (b"R", b"true", b"false", b"null")
+class _Page(NamedTuple):
+    num: int | None  # the page object's number (None: a direct value or a null in /Kids)
+    gen: int
+    entries: dict[str, object] | None  # None: the page tree entry is not a dictionary
+    resources: dict[str, object]  # with inherited ones
 
 
-def _parse_value(buf: bytes, pos: int, end: int | None = None) -> tuple[object, int, int]:  # noqa: C901 (one branch per PDF object syntax)
-    """(the first PDF object at buf[pos:end], the index after it, its syntax errors) as Python values: dict
-    (name -> value), list, _Ref, '/Name', numbers, bytes; None where there is none.
+def _pages(doc: pikepdf.Pdf) -> list[_Page]:
+    """Every leaf of the page tree from the document catalog (the trailer's /Root, else any /Catalog), in order."""
+    out: list[_Page] = []
+    seen: set[int] = set()
 
-    Tolerant: damage gives odd values and a count of syntax errors (a stray keyword or byte inside a dictionary
-    or array, a key that is not a name, an unclosed dictionary), never an exception.
-    """
-    end = len(buf) if end is None else end
-    stack: list[list] = [[]]
-    kinds: list[str] = [""]
-    errors = 0
-    i = pos
-    while i < end:
-        m = _TOKEN.match(buf, i, end)
-        if m is None:
-            break
-        delim, name, lit, hexs, kw, other = m.group(1, 2, 3, 4, 5, 6)
-        number = None
-        if kw is not None and _NUMBER.fullmatch(kw):
-            number, kw = kw, None
-        if (kw is not None and kw not in _VALUE_KEYWORDS or other is not None) and len(stack) == 1:
-            break  # endobj, stream, obj ...: the object has ended (i stays before the keyword)
-        i = m.end()
-        top = stack[-1]
-        if delim in (b"<<", b"["):
-            stack.append([])
-            kinds.append(delim.decode())
-            continue
-        if delim in (b">>", b"]"):
-            if len(stack) == 1:
-                break
-            items, kind = stack.pop(), kinds.pop()
-            errors += (kind == "<<") != (delim == b">>")
-            value: dict | list
-            if kind == "<<":
-                value, bad = _as_dict(items)
-                errors += bad
-            else:
-                value = items
-            stack[-1].append(value)
-        elif name is not None:
-            if b"#" in name:  # #xx escapes, as PDFium writes a damaged key back ("/Conte#F6ts")
-                name = _NAME_ESCAPE.sub(lambda e: bytes([int(e.group(1), 16)]), name)
-            top.append("/" + name.decode("latin-1"))
-        elif number is not None:
-            top.append(float(number) if b"." in number else int(number))
-        elif lit is not None:
-            j = _skip_string(buf, m.start(), end)
-            top.append(buf[m.start() + 1 : j - 1])
-            i = j
-        elif hexs is not None:
-            top.append(hexs)
-        elif kw is not None:
-            if kw == b"R":
-                if len(top) >= 2 and all(type(x) is int for x in top[-2:]):
-                    top[-2:] = [_Ref(top[-2])]
-                else:
-                    errors += 1
-            elif kw in (b"true", b"false"):
-                top.append(kw == b"true")
-            elif kw == b"null":
-                top.append(None)
-            else:
-                errors += 1  # a keyword (or damaged number) inside a dictionary or array
-        elif other is not None:
-            errors += 1
-        if len(stack) == 1 and top and not isinstance(top[-1], int):
-            break  # one whole value read (an int might still become a reference)
-    top = stack[0]
-    while len(stack) > 1:  # unterminated (damaged): close what is open
-        items, kind = stack.pop(), kinds.pop()
-        errors += 1
-        stack[-1].append(_as_dict(items)[0] if kind == "<<" else items)
-    return (top[0] if top else None), i, errors
+    def walk(node: object, resources: object, depth: int) -> None:
+        num = _num(node)
+        if depth > 64 or num in seen:
+            return
+        gen = cast(pikepdf.Object, node).objgen[1] if num is not None else 0
+        if num is not None:
+            seen.add(num)
+        entries = _entries(node)
+        if not entries:  # a damaged /Kids entry: a page PDFium counts but cannot load
+            out.append(_Page(num, gen, None, {}))
+            return
+        res = entries.get("/Resources", resources)
+        kids, kind = _items(entries.get("/Kids")), _name(entries.get("/Type"))
+        if kind == "/Pages" or (kids and kind != "/Page"):
+            for kid in kids:
+                walk(kid, res, depth + 1)
+        else:
+            out.append(_Page(num, gen, entries, _entries(res)))
+
+    root = _entries(doc.trailer.get("/Root"))
+    if "/Pages" not in root:
+        catalogs = (o for o in doc.objects if _name(_entries(o).get("/Type")) == "/Catalog")
+        root = _entries(next(catalogs, None))
+    walk(root.get("/Pages"), None, 0)
+    return out
 
 
-class _Obj:
-    """One object of the file: its value, its stream data (None if it is not a stream), its syntax errors."""
-
-    __slots__ = ("value", "stream", "errors")
-
-    def __init__(self, value=None, stream: bytes | None = None, errors: int = 0) -> None:
-        self.value, self.stream, self.errors = value, stream, errors
-
-
-class _RawPdf:
-    """The objects of a PDF file read straight from its bytes, so that damage does not hide them: `N G obj`
-    headers found by scanning; where a number is defined more than once, the definition the cross-reference
-    table points at, else the latest; object streams expanded on demand.
-
-    With `trust_xref` (PDFium used the file's cross-reference table as it is, rather than rebuilding it), a table
-    entry that does not point at its object (a damaged offset, a damaged entry) is recorded in `xref_broken`:
-    PDFium cannot find that object, even though the scan does."""
-
-    def __init__(self, buf: bytes, trust_xref: bool = False) -> None:
-        self.buf = buf
-        found: dict[int, list[tuple[int, int]]] = {}  # number -> [(header start, end of `obj`)]
-        for m in _OBJ_KW.finditer(buf):
-            k = m.start()
-            head = _OBJ_NUMBERS.search(buf, max(0, k - 40), k)
-            if head is not None:
-                found.setdefault(int(head.group(1)), []).append((head.start(), m.end()))
-        xref = self._xref_table()
-        self.heads: dict[int, int] = {}
-        self.xref_broken: set[int] = set()
-        for num, defs in found.items():
-            self.heads[num] = defs[-1][1]
-            if num not in xref:
-                continue
-            off = xref[num]
-            at = [e for s, e in defs if off is not None and off <= s <= off + 4 and not buf[off:s].strip(_WS)]
-            if at:
-                self.heads[num] = at[-1]
-            elif trust_xref:
-                self.xref_broken.add(num)
-        if trust_xref:  # entries whose object is nowhere (the scan found no header for it either)
-            self.xref_broken.update(n for n, off in xref.items() if off is None and n not in found)
-        self._cache: dict[int, _Obj] = {}
-        self._packed: dict[int, tuple[bytes, int]] | None = None
-
-    def _xref_table(self) -> dict[int, int | None]:
-        """In-use entries of the classic cross-reference tables (later sections override earlier ones): number ->
-        byte offset, None for an entry that is not 20 well-formed bytes. Empty for cross-reference streams."""
-        buf = self.buf
-        out: dict[int, int | None] = {}
-        for m in _XREF.finditer(buf):
-            if m.start() and buf[m.start() - 1 : m.start()].isalpha():
-                continue  # startxref
-            pos = m.end()
-            while (sec := _XREF_SECTION.match(buf, pos)) is not None:
-                first, count = int(sec.group(1)), int(sec.group(2))
-                pos = sec.end()
-                if count > len(buf) // 20:
-                    break
-                for k in range(count):
-                    # only the offset matters to a reader: a damaged generation or type byte does not lose it
-                    offset, kind = buf[pos : pos + 10], buf[pos + 17 : pos + 18]
-                    if kind == b"f":
-                        out.pop(first + k, None)
-                    else:
-                        out[first + k] = int(offset) if offset.isdigit() and len(offset) == 10 else None
-                    pos += 20
-        return out
-
-    def _top(self, num: int) -> _Obj:
-        buf = self.buf
-        value, end, errors = _parse_value(buf, self.heads[num])
-        m = _STREAM_KW.match(buf, end) if isinstance(value, dict) else None
-        if m is None:
-            return _Obj(value, None, errors)
-        start = m.end()
-        length = cast(dict, value).get("/Length")
-        if type(length) is int and 0 <= length <= len(buf) - start and _ENDSTREAM.match(buf, start + length):
-            return _Obj(value, buf[start : start + length], errors)
-        e = buf.find(b"endstream", start)  # no usable /Length (indirect, or damaged): up to the keyword
-        return _Obj(value, buf[start : e if e >= 0 else len(buf)], errors)
-
-    def _unpack(self) -> dict[int, tuple[bytes, int]]:
-        """Objects held in object streams: number -> (decoded object stream, offset)."""
-        if self._packed is None:
-            self._packed = {}
-            for num, pos in self.heads.items():
-                if b"/ObjStm" not in self.buf[pos : pos + 400]:
-                    continue
-                obj = self.get(num)
-                value = obj.value
-                if not isinstance(value, dict) or value.get("/Type") != "/ObjStm" or obj.stream is None:
-                    continue
-                data = _inflate(obj.stream) if _filters(value) == ["/FlateDecode"] else None
-                first = value.get("/First")
-                if data is None or type(first) is not int:
-                    continue
-                nums = re.findall(rb"\d+", data[:first])
-                for k in range(0, len(nums) - 1, 2):
-                    self._packed.setdefault(int(nums[k]), (data, first + int(nums[k + 1])))
-        return self._packed
-
-    def get(self, num: int) -> _Obj:
-        """Object `num` (value None when the file holds no such object)."""
-        if num not in self._cache:
-            if num in self.heads:
-                got = self._top(num)
-            elif num in self._unpack():
-                data, off = self._unpack()[num]
-                value, _, errors = _parse_value(data, off)
-                got = _Obj(value, None, errors)
-            else:
-                got = _Obj()
-            self._cache[num] = got
-        return self._cache[num]
-
-    def resolve(self, value):
-        return self.get(value).value if isinstance(value, _Ref) else value
-
-    def root(self) -> dict | None:
-        """The document catalog: /Root of the last trailer or cross-reference stream, else any /Catalog."""
-        best = None
-        for m in re.finditer(rb"trailer", self.buf):
-            t = _parse_value(self.buf, m.end())[0]
-            if isinstance(t, dict) and isinstance(t.get("/Root"), _Ref):
-                best = (m.start(), t["/Root"])
-        for num, pos in self.heads.items():
-            if b"/XRef" in self.buf[pos : pos + 400]:
-                value = self.get(num).value
-                root = value.get("/Root") if isinstance(value, dict) else None
-                if isinstance(root, _Ref) and (best is None or pos > best[0]):
-                    best = (pos, root)
-        cat = self.resolve(best[1]) if best else None
-        if isinstance(cat, dict) and "/Pages" in cat:
-            return cat
-        for num, pos in self.heads.items():
-            if b"/Catalog" in self.buf[pos : pos + 400]:
-                value = self.get(num).value
-                if isinstance(value, dict) and value.get("/Type") == "/Catalog":
-                    return value
-        return None
-
-    def pages(self) -> list[tuple[object, dict, dict]]:
-        """(reference, page dictionary, its resources with inherited ones) of every page, in page order."""
-        out: list[tuple[object, dict, dict]] = []
-        seen: set[int] = set()
-
-        def walk(ref, resources, depth: int) -> None:
-            if depth > 64 or (isinstance(ref, _Ref) and ref in seen):
-                return
-            if isinstance(ref, _Ref):
-                seen.add(ref)
-            node = self.resolve(ref)
-            if not isinstance(node, dict):  # a damaged /Kids entry: a page PDFium counts but cannot load
-                out.append((ref, {}, {}))
-                return
-            res = self.resolve(node.get("/Resources", resources))
-            kids = self.resolve(node.get("/Kids"))
-            if node.get("/Type") == "/Pages" or (isinstance(kids, list) and node.get("/Type") != "/Page"):
-                for kid in kids if isinstance(kids, list) else []:
-                    walk(kid, res, depth + 1)
-            else:
-                out.append((ref, node, res if isinstance(res, dict) else {}))
-
-        cat = self.root()
-        if cat is not None:
-            walk(cat.get("/Pages"), {}, 0)
-        return out
-
-
-def _filters(value: dict) -> list:
+def _filters(value: pikepdf.Object) -> list[str]:
     f = value.get("/Filter")
-    return [f] if isinstance(f, str) else (f if isinstance(f, list) else [])
-
-
-def _inflate(data: bytes) -> bytes | None:
-    """Flate data decoded, as far as it goes when damaged (as PDFium reads it); None when nothing decodes."""
-    d = zlib.decompressobj()
-    out: list[bytes] = []
-    try:
-        for k in range(0, len(data), 4096):
-            out.append(d.decompress(data[k : k + 4096]))
-    except zlib.error:
-        pass
-    return b"".join(out) or None
+    if isinstance(f, pikepdf.Array):
+        return [_name(x) for x in f]
+    return [_name(f)] if isinstance(f, pikepdf.Name) else []
 
 
 def flate_problem(data: bytes) -> str | None:
@@ -539,32 +318,33 @@ _FILTERS = frozenset(
         "/Crypt",
     ]
 )
-
-
 _NOT_CONTENT = frozenset(["/ObjStm", "/XRef", "/Metadata", "/EmbeddedFile"])
 
 
-def _stream_problem(obj: _Obj, must_be_stream: bool = True) -> str | None:
+def _stream_problem(obj: pikepdf.Object, must_be_stream: bool = True) -> str | None:
     """Why a stream the page needs cannot be read as it is meant to be; None when it can (or is not checked)."""
-    value = obj.value
-    if value is None:
-        return "missing"
-    if not isinstance(value, dict) or obj.stream is None:
+    if not isinstance(obj, pikepdf.Stream):
         return "not a stream (its `stream` keyword is damaged)" if must_be_stream else None
-    if value.get("/Type") in _NOT_CONTENT or value.get("/Subtype") in ("/Image", "/XML"):
-        return f"points at a {value.get('/Type') or value.get('/Subtype')} stream, not page content"
-    filters = _filters(value)
+    kind = _name(obj.get("/Type"))
+    kind = kind if kind in _NOT_CONTENT else _name(obj.get("/Subtype"))
+    if kind in _NOT_CONTENT or kind in ("/Image", "/XML"):
+        return f"points at a {kind} stream, not page content"
+    filters = _filters(obj)
     unknown = [f for f in filters if f not in _FILTERS]
     if unknown:
-        return f"unknown filter {str(unknown[0])[:40]!r} (a damaged name)"
+        return f"unknown filter {unknown[0][:40]!r} (a damaged name)"
+    try:
+        data = obj.read_raw_bytes()
+    except pikepdf.PdfError as e:
+        return f"unreadable ({e})"
     if not filters:
         # unfiltered data that is in fact a zlib stream: the /Filter entry itself was damaged
         # a content stream or CMap starts with an operator, a name or a comment, never with a zlib header
-        head = obj.stream[:2]
+        head = data[:2]
         if len(head) == 2 and head[0] == 0x78 and (head[0] * 256 + head[1]) % 31 == 0:
             return "Flate data without a /Filter entry (the entry is damaged)"
         return None
-    return flate_problem(obj.stream) if filters[0] in ("/FlateDecode", "/Fl") else None
+    return flate_problem(data) if filters[0] in ("/FlateDecode", "/Fl") else None
 
 
 def _damaged_key(d: dict, expected: tuple[str, ...]) -> tuple[str, str] | None:
@@ -579,113 +359,189 @@ def _damaged_key(d: dict, expected: tuple[str, ...]) -> tuple[str, str] | None:
     return None
 
 
-def stream_damage(raw: _RawPdf, n_pages: int) -> dict[int, list[tuple[str, str]]] | None:  # noqa: C901 (one check per kind of stream damage)
+def stream_damage(  # noqa: C901 (one check per kind of stream damage)
+    doc: pikepdf.Pdf, n_pages: int, file: _File | None = None, unloaded: frozenset[int] = frozenset()
+) -> dict[int, list[tuple[str, str]]] | None:
     """Page -> (reason, detail) for each damaged object the page's text comes from: its dictionary, its content
-    streams, form XObjects and fonts' ToUnicode maps (missing, malformed, or Flate data that does not decode to
-    its end). None when the page tree read from the bytes does not match PDFium's page count: then nothing is
-    said rather than something wrong."""
-    pages = raw.pages()
+    streams, form XObjects and fonts (ToUnicode maps, embedded font programs): missing, malformed, or Flate data
+    that does not decode to its end. `doc` gives the pages and the objects they name; with `file` (when `doc` is
+    PDFium's copy), each object is judged as the file stores it. None when the page tree does not match PDFium's
+    page count: then nothing is said rather than something wrong; where it has exactly as many pages fewer as
+    there are pages PDFium could not load (`unloaded`: PDFium counts pages by /Count), those are the ones."""
+    pages = _pages(doc)
+    if unloaded and len(pages) + len(unloaded) == n_pages:
+        rest = iter(pages)
+        pages = [_Page(None, 0, None, {}) if i in unloaded else next(rest) for i in range(n_pages)]
     if len(pages) != n_pages:
         return None
     checked: dict[tuple[int, bool], str | None] = {}
 
-    def problem(ref, must_be_stream: bool = True) -> str | None:
-        if not isinstance(ref, _Ref):
+    def problem(entries: dict[str, object], key: str, must_be_stream: bool = True) -> str | None:
+        """What is wrong with the stream entries[key] names, if anything."""
+        value = entries.get(key)
+        if value is None:
+            return f"{key} {_NULL}" if key in entries else None
+        num = _num(value)
+        if num is None:
             return None
-        key = (int(ref), must_be_stream)
-        if key not in checked:
-            if ref in raw.xref_broken:
-                checked[key] = "its cross-reference entry is damaged (PDFium cannot find it)"
-            else:
-                checked[key] = _stream_problem(raw.get(ref), must_be_stream)
-        return checked[key]
+        if (num, must_be_stream) not in checked:
+            stream = cast(pikepdf.Object, value)
+            checked[num, must_be_stream] = _stream_problem(
+                file.stored(stream) if file else stream, must_be_stream
+            )
+        why = checked[num, must_be_stream]
+        return f"object {num}: {why}" if why else None
 
-    def resources(res, found: list, depth: int, seen: set) -> None:
-        res = raw.resolve(res)
-        if not isinstance(res, dict):
-            return
-        fonts = raw.resolve(res.get("/Font"))
-        for font in fonts.values() if isinstance(fonts, dict) else []:
-            if isinstance(font, _Ref) and font in raw.xref_broken:
-                found.append(("missing font", f"object {font}: its cross-reference entry is damaged"))
+    def resources(res: dict[str, object], found: list[tuple[str, str]], depth: int, seen: set[int]) -> None:
+        for font in _entries(res.get("/Font")).values():
+            fd = _entries(font)
+            # a Type 0 font's glyphs are its descendant font's
+            descendants = _items(fd.get("/DescendantFonts"))
+            if font is None or any(d is None for d in descendants):
+                found.append(("missing font", f"{'/DescendantFonts' if font else 'a /Font entry'} {_NULL}"))
                 continue
-            fd = raw.resolve(font)
-            if not isinstance(fd, dict):
-                continue
-            if why := problem(fd.get("/ToUnicode"), must_be_stream=False):
-                found.append(("corrupt ToUnicode map", f"object {fd['/ToUnicode']}: {why}"))
+            if why := problem(fd, "/ToUnicode", must_be_stream=False):
+                found.append(("corrupt ToUnicode map", why))
             # the embedded font program: without a ToUnicode map, PDFium reads the characters from it
-            descendants = raw.resolve(fd.get("/DescendantFonts"))
-            for f in [fd, *(descendants if isinstance(descendants, list) else [])]:
-                desc = (
-                    raw.resolve(raw.resolve(f).get("/FontDescriptor"))
-                    if isinstance(raw.resolve(f), dict)
-                    else None
-                )
+            for f in [fd, *map(_entries, descendants)]:
+                desc = _entries(f.get("/FontDescriptor"))
                 for key in ("/FontFile", "/FontFile2", "/FontFile3"):
-                    if isinstance(desc, dict) and (why := problem(desc.get(key))):
-                        found.append(("corrupt embedded font", f"object {desc[key]}: {why}"))
-        xobjects = raw.resolve(res.get("/XObject"))
-        for ref in xobjects.values() if isinstance(xobjects, dict) else []:
-            if not isinstance(ref, _Ref) or ref in seen or depth >= _MAX_FORM_DEPTH:
+                    if why := problem(desc, key):
+                        found.append(("corrupt embedded font", why))
+        xobjects = _entries(res.get("/XObject"))
+        for name, xobj in xobjects.items():
+            num = _num(xobj)
+            if num is None or num in seen or depth >= _MAX_FORM_DEPTH:
                 continue
-            seen.add(ref)
-            value = raw.get(ref).value
-            if isinstance(value, dict) and value.get("/Subtype") == "/Form":
-                if why := problem(ref):
-                    found.append(("corrupt form XObject", f"object {ref}: {why}"))
-                resources(value.get("/Resources"), found, depth + 1, seen)
+            seen.add(num)
+            entries = _entries(xobj)
+            if _name(entries.get("/Subtype")) == "/Form":
+                if why := problem(xobjects, name):
+                    found.append(("corrupt form XObject", why))
+                resources(_entries(entries.get("/Resources")), found, depth + 1, seen)
 
     out: dict[int, list[tuple[str, str]]] = {}
-    for i, (ref, page, res) in enumerate(pages):
+    for i, page in enumerate(pages):
         found: list[tuple[str, str]] = []
-        if not page:
-            found.append(("missing page object", f"page tree entry {ref!r} is not a page"))
+        label = f"object {'?' if page.num is None else page.num}"
+        if page.entries is None:
+            found.append(
+                ("missing page object", f"page tree entry {label.removeprefix('object ')} is not a page")
+            )
+        entries = page.entries or {}
         # a damaged page dictionary matters when it lost the page's content: syntax errors and no /Contents left,
         # or a key one byte away from /Contents or /Resources
-        if (
-            isinstance(ref, _Ref)
-            and raw.get(ref).errors
-            and not isinstance(page.get("/Contents"), _Ref | list)
-        ):
-            found.append(("damaged page dictionary", f"object {ref}: {raw.get(ref).errors} syntax error(s)"))
-        if typo := _damaged_key(page, ("/Contents", "/Resources")):
-            found.append(
-                ("damaged page dictionary", f"object {ref}: key {typo[0]!r} where {typo[1]} belongs")
-            )
-        contents = raw.resolve(page.get("/Contents"))
-        refs = contents if isinstance(contents, list) else [page.get("/Contents")]
-        for c in refs:
-            if why := problem(c):
-                kind = "missing content stream" if why == "missing" else "corrupt content stream"
-                found.append((kind, f"object {c}: {why}"))
-        resources(res, found, 0, set())
+        contents = entries.get("/Contents")
+        kept = "/Contents" in entries and (
+            contents is None or _num(contents) is not None or _is_array(contents)
+        )
+        if not kept and file and page.num is not None and (errors := file.errors(page.num, page.gen)):
+            found.append(("damaged page dictionary", f"{label}: {errors} syntax error(s)"))
+        if typo := _damaged_key(entries, ("/Contents", "/Resources")):
+            found.append(("damaged page dictionary", f"{label}: key {typo[0]!r} where {typo[1]} belongs"))
+        if _is_array(contents):
+            streams = {f"/Contents[{k}]": c for k, c in enumerate(_items(contents))}
+        else:
+            streams = {"/Contents": contents} if "/Contents" in entries else {}
+        for key in streams:
+            if why := problem(streams, key):
+                found.append(("missing content stream" if _NULL in why else "corrupt content stream", why))
+        resources(page.resources, found, 0, set())
         if found:
             out[i] = found
     return out
 
 
-def _corrupt_streams(raw: _RawPdf) -> list[int]:
+def _is_array(value: object) -> bool:
+    return isinstance(value, pikepdf.Array)
+
+
+def _corrupt_streams(doc: pikepdf.Pdf) -> list[int]:
     """Objects whose Flate data does not decode, anywhere in the file (cross-reference streams aside)."""
     bad = []
-    for num in raw.heads:
-        obj = raw.get(num)
-        if obj.stream is None or not isinstance(obj.value, dict) or obj.value.get("/Type") == "/XRef":
+    for obj in doc.objects:
+        if not isinstance(obj, pikepdf.Stream) or _name(obj.get("/Type")) == "/XRef":
             continue
-        if _filters(obj.value)[:1] in (["/FlateDecode"], ["/Fl"]) and flate_problem(obj.stream):
-            bad.append(num)
+        if _filters(obj)[:1] in (["/FlateDecode"], ["/Fl"]) and flate_problem(obj.read_raw_bytes()):
+            bad.append(obj.objgen[0])
     return sorted(bad)
 
 
-def _raw_pdf(pdf: pdfium.PdfDocument, path: Path) -> _RawPdf:
-    """The file's bytes; for an encrypted file PDFium's decrypted copy (its streams are unreadable otherwise)."""
-    if pdfium_c.FPDF_GetSecurityHandlerRevision(pdf) == -1:
-        return _RawPdf(
-            path.read_bytes(), trust_xref=bool(pdfium_c.FPDF_DocumentHasValidCrossReferenceTable(pdf))
-        )
-    buf = io.BytesIO()
-    pdf.save(buf, flags=pdfium_c.FPDF_REMOVE_SECURITY)
-    return _RawPdf(buf.getvalue())
+def _open(source: Path | io.BytesIO, recover: bool = False) -> pikepdf.Pdf:
+    return pikepdf.open(
+        source, attempt_recovery=recover, inherit_page_attributes=False, conversion_mode="explicit"
+    )
+
+
+class _File:
+    """The file itself as qpdf reads it, repairing what it must, opened on first use: an object of PDFium's copy as
+    the file stores it (same number: PDFium keeps them), and what qpdf says about an object while reading it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.doc = path, cast(pikepdf.Pdf | None, None)
+        self.warned: dict[tuple[int, int], int] = {}
+
+    def _get(self, num: int, gen: int) -> object:
+        if self.doc is None:
+            self.doc = _open(self.path, recover=True)
+        obj = self.doc.get_object(num, gen)
+        isinstance(obj, pikepdf.Dictionary)  # qpdf reads an object when it is first used
+        for w in self.doc.get_warnings():
+            if m := _OBJECT_WARNING.search(w):
+                og = (int(m.group(1)), int(m.group(2)))
+                self.warned[og] = self.warned.get(og, 0) + 1
+        return obj
+
+    def stored(self, value: pikepdf.Object) -> pikepdf.Object:
+        with contextlib.suppress(Exception):
+            if isinstance(obj := self._get(*value.objgen), pikepdf.Object):
+                return obj
+        return value  # not in the file as qpdf reads it: PDFium's copy is all there is
+
+    def errors(self, num: int, gen: int) -> int:
+        with contextlib.suppress(Exception):
+            self._get(num, gen)
+        return self.warned.get((num, gen), 0)
+
+    def close(self) -> None:
+        if self.doc is not None:
+            self.doc.close()
+
+
+def object_damage(
+    pdf: pdfium.PdfDocument, path: Path, n_pages: int, unloaded: frozenset[int] = frozenset()
+) -> tuple[dict[int, list[tuple[str, str]]] | None, list[dict]]:
+    """The damage found in the objects of the file PDFium opened: (page -> findings as `stream_damage` gives
+    them, or None when the pages could not be told apart; findings about the whole file).
+
+    A file qpdf reads through the cross-reference table PDFium used, without a warning and without a finding, is
+    healthy (the FinanceBench PDFs all are). Any other is checked on PDFium's own copy of it, each object judged as
+    the file stores it (`_File`); without a copy, on the file as qpdf repairs it. The check never costs a file its
+    text: where it cannot run, it says so in the log and finds nothing."""
+    if pdfium_c.FPDF_DocumentHasValidCrossReferenceTable(pdf):
+        with contextlib.suppress(Exception), _open(path) as doc:  # qpdf decrypts an encrypted file itself
+            if stream_damage(doc, n_pages) == {} and not doc.get_warnings():
+                return {}, []  # healthy
+    file = _File(path)
+    try:
+        try:
+            buf = io.BytesIO()
+            pdf.save(buf, flags=pdfium_c.FPDF_REMOVE_SECURITY)
+            doc = _open(io.BytesIO(buf.getvalue()))
+        except Exception:  # noqa: BLE001 - no copy: the file itself, as qpdf repairs it
+            doc = _open(path, recover=True)
+        with doc:
+            by_page = stream_damage(doc, n_pages, file, unloaded)
+            if by_page is not None or not (bad := _corrupt_streams(doc)):
+                return by_page, []
+        # the page tree could not be read: say that the file has corrupt streams
+        detail = f"{len(bad)} Flate streams do not decode (objects {', '.join(map(str, bad[:5]))})"
+        return None, [{"page": None, "reason": "corrupt streams, pages unknown", "detail": detail}]
+    except Exception as e:  # noqa: BLE001 - see the docstring
+        log.warning("%s: stream check could not run (%s: %s)", path, type(e).__name__, e)
+        return None, []
+    finally:
+        file.close()
 
 
 def parse_pdf(path: str | Path, doc_id: str) -> Parsed:
@@ -722,26 +578,14 @@ def parse_pdf(path: str | Path, doc_id: str) -> Parsed:
                 page.close()
             texts.append(text)
             damage.extend({"page": i, "reason": r, "detail": d} for r, d in found)
-        try:
-            raw = _raw_pdf(pdf, p)
-            by_page = stream_damage(raw, n)
-            if by_page is None and (bad := _corrupt_streams(raw)):
-                # the page tree could not be read from the bytes: say that the file has corrupt streams
-                damage.append(
-                    {
-                        "page": None,
-                        "reason": "corrupt streams, pages unknown",
-                        "detail": f"{len(bad)} Flate streams do not decode (objects {', '.join(map(str, bad[:5]))})",
-                    }
-                )
-        except Exception as e:  # noqa: BLE001 - the check must never cost a file its text; it says so instead
-            log.warning("%s: stream check could not run (%s: %s)", p, type(e).__name__, e)
-            by_page = None
+        unloaded = frozenset(d["page"] for d in damage if d["reason"] == "page failed to load")
+        by_page, whole = object_damage(pdf, p, n, unloaded)
+        damage.extend(whole)
         for i, found in sorted((by_page or {}).items()):
             damage.extend({"page": i, "reason": r, "detail": d} for r, d in found)
         if by_page is None and damage:
-            # a damaged file whose page tree could not be read from its bytes: its streams went unchecked, so an
-            # empty page there is not taken for a blank one
+            # a damaged file whose page tree could not be read: its streams went unchecked, so an empty page there
+            # is not taken for a blank one
             hit = {d["page"] for d in damage if d["page"] is not None}
             damage.extend(
                 {
