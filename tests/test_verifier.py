@@ -249,7 +249,10 @@ def test_leaving_a_source_out_scores_it_with_a_model_that_never_saw_it():
 
     rng = np.random.default_rng(0)
     ns, per = 200, 60
-    human = [{"benchmark": b, "group": f"{b}-{i // 3}"} for b in HUMAN_SETS for i in range(per)]
+    # the first 10 claims of AttributionBench and ExpertQA are the same claims (AttributionBench redistributes ExpertQA)
+    shared = {"attributionbench", "expertqa"}
+    human = [{"benchmark": b, "group": f"{b}-{i // 3}", "claim": f"Claim {i}." if b in shared and i < 10 else f"{b} {i}"}
+             for b in HUMAN_SETS for i in range(per)]  # fmt: skip
     y = rng.integers(0, 2, ns + len(human))
     general = y + rng.normal(0, 0.3, len(y))  # follows the label everywhere
     x = np.column_stack([general, rng.normal(0, 1, len(y))])
@@ -262,3 +265,23 @@ def test_leaving_a_source_out_scores_it_with_a_model_that_never_saw_it():
     for r in out.values():
         assert r["n"] == per and r["auc_left_out"] > 0.9 and r["kappa_left_out"]["kappa"] > 0.6
         assert 0.3 < r["auc_crossfit"] < 0.7  # the random out-of-fold scores given
+    # a source's claims that another source also holds leave the training data with it
+    assert (
+        out["expertqa"]["shared_claims_left_out"] == out["attributionbench"]["shared_claims_left_out"] == 10
+    )
+    assert out["findver"]["shared_claims_left_out"] == 0
+
+
+def test_shared_claims_land_in_one_crossfit_group_whatever_their_benchmark_calls_them():
+    from finrag.score.verifier.build import tie_shared_claims
+
+    groups = ["attributionbench:q1", "expertqa:7", "expertqa:8", "attributionbench:q2", "findver:r1"]
+    claims = ["Revenue  rose.", "revenue rose.", "Costs fell.", "costs fell.", "Revenue rose."]
+    tied = tie_shared_claims(groups, claims)
+    # q1 and expertqa:7 share a claim; q2 and expertqa:8 share one; findver:r1 shares q1's text too
+    assert tied[0] == tied[1] == tied[4] == "attributionbench:q1"
+    assert tied[2] == tied[3] == "attributionbench:q2"
+    # the representative is the sorted-first name of the component, whatever the input order
+    assert tie_shared_claims(list(reversed(groups)), list(reversed(claims))) == list(reversed(tied))
+    # nothing shared: every group kept
+    assert tie_shared_claims(["a", "b"], ["x", "y"]) == ["a", "b"]

@@ -56,17 +56,44 @@ def crossfit_group(item, ab_questions: dict[str, str]) -> str:
     return f"{item.benchmark}:{item.group_id}"
 
 
+def claim_text_key(claim: str) -> str:
+    """A claim's words, case and spacing folded: how one claim is recognised in two benchmarks' files."""
+    return " ".join(claim.lower().split())
+
+
+def tie_shared_claims(groups: list[str], claims: list[str]) -> list[str]:
+    """Each group replaced by the first (sorted) group of its connected component, where two groups connect when
+    they hold the same claim text. Why: AttributionBench re-distributes ExpertQA (442 of ExpertQA's 741 dev claims
+    are also in AttributionBench's dev file, with the evidence formatted differently); grouped by each benchmark's
+    own question ids, a claim sat in one fold as an AttributionBench row and in the other as an ExpertQA row, so
+    the model scoring it had been trained on it (what that did to the dev figures: docs/verifier_generalisation.md)."""
+    parent: dict[str, str] = {}
+
+    def root(g: str) -> str:
+        while parent.setdefault(g, g) != g:
+            g = parent[g]
+        return g
+
+    first: dict[str, str] = {}
+    for g, c in zip(groups, claims, strict=True):
+        key = claim_text_key(c)
+        a, b = root(g), root(first.setdefault(key, g))
+        if a != b:
+            parent[max(a, b)] = min(a, b)  # the smaller name is the root: the same on every run
+    return [root(g) for g in groups]
+
+
 def human_rows(mirror: Path, k: int) -> list[dict]:
-    """Every human-labelled dev claim with its whole evidence, its hash key, cross-fitting group and fold."""
+    """Every human-labelled dev claim with its whole evidence, its hash key, cross-fitting group and fold (a
+    claim two benchmarks share is in one group: `tie_shared_claims`)."""
     abq = _ab_questions(mirror)
-    rows = []
-    for bench in HUMAN_SETS:
-        for it in LOADERS[bench](mirror).items:
-            g = crossfit_group(it, abq)
-            rows.append({"key": item_key(it.claim, it.passages), "benchmark": bench, "group": g,
-                         "fold": crossfit_fold(g, k), "label": int(binary(it.human) == "supported"),
-                         "claim": it.claim, "passages": it.passages})  # fmt: skip
-    return rows
+    items = [(bench, it) for bench in HUMAN_SETS for it in LOADERS[bench](mirror).items]
+    groups = tie_shared_claims([crossfit_group(it, abq) for _, it in items], [it.claim for _, it in items])
+    return [
+        {"key": item_key(it.claim, it.passages), "benchmark": bench, "group": g, "fold": crossfit_fold(g, k),
+         "label": int(binary(it.human) == "supported"), "claim": it.claim, "passages": it.passages}
+        for (bench, it), g in zip(items, groups, strict=True)
+    ]  # fmt: skip
 
 
 def build_training_data(mirror: Path, out_dir: Path, p: dict) -> dict:

@@ -26,7 +26,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 
 from finrag.core.io import canonical_json, read_jsonl, sha256_text, write_json, write_jsonl
 from finrag.core.stats import agreement
-from finrag.score.verifier.build import HUMAN_SETS, human_rows
+from finrag.score.verifier.build import HUMAN_SETS, claim_text_key, human_rows
 from finrag.score.verifier.calibrate import best_threshold, fit_study, study_features
 from finrag.score.verifier.features import FEATURES, featurise, verifier_embedder
 
@@ -105,28 +105,34 @@ def leave_one_source_out(
     x_all: np.ndarray, y: np.ndarray, w: np.ndarray, human: list[dict], oof: np.ndarray, p: dict
 ) -> dict:
     """Each human set scored by a model that never saw it (the synthetic pairs and the other human sets), beside
-    the within-set cross-fit. Why: the dev sets' cross-fitted agreement fell on their held-out halves (the model
-    fits each set's quirks); leaving a whole source out shows how much carries over to a source it has not seen.
+    the within-set cross-fit. Why: the dev sets' cross-fitted agreement fell on their held-out halves; leaving a
+    whole source out (with the claims other sets share with it) shows how much carries over to a source it has not
+    seen.
     ROC AUC needs no threshold; kappa is at the model's own 0.5 point (decision function 0), since a threshold fitted
     on the left-out set would use its labels."""
     from sklearn.metrics import roc_auc_score
 
     ns = len(y) - len(human)
     bench = np.array([r["benchmark"] for r in human])
+    text = [claim_text_key(r["claim"]) for r in human]
     out: dict[str, Any] = {}
     for b in HUMAN_SETS:
         test = np.where(bench == b)[0]
         yy = y[ns + test]
         if test.size == 0 or len(set(yy.tolist())) < 2:
             continue
+        left_out = {text[i] for i in test}  # its claims another benchmark also holds are left out with it
+        shared = [i for i in range(len(human)) if bench[i] != b and text[i] in left_out]
         fit = np.ones(len(y), dtype=bool)
         fit[ns + test] = False
+        fit[[ns + i for i in shared]] = False
         model = _classifier(p).fit(x_all[fit], y[fit], sample_weight=w[fit])
         s = np.round(_logit(model, x_all[ns + test]), SCORE_DECIMALS)
         human_lab = ["supported" if v else "not_supported" for v in yy]
         verdict = ["supported" if v else "not_supported" for v in s >= 0]
         out[b] = {
             "n": int(test.size),
+            "shared_claims_left_out": len(shared),
             "auc_left_out": round(float(roc_auc_score(yy, s)), 4),
             "auc_crossfit": round(float(roc_auc_score(yy, oof[test])), 4),
             "kappa_left_out": agreement(
