@@ -133,14 +133,13 @@ def _is_code(dep: str) -> bool:
     return str(dep).startswith(CODE_PREFIXES)
 
 
-def wanted(doc: dict, st: dict) -> list[str] | None:
+def wanted(bodies: dict[str, dict], st: dict) -> list[str] | None:
     """A stage's generated code deps: what its script reaches, plus, for a timing stage, what the stages it times
     reach (`meta: {times: [...]}` in dvc.yaml), so that it is re-measured when the code it times changes."""
     m = SCRIPT.search(st["cmd"])
     if not m:
         return None
     files = set(code_deps(m.group(1)))
-    bodies = dict(_stage_bodies(doc))
     for timed in (st.get("meta") or {}).get("times", []):
         base = str(timed).split("@", 1)[0]
         tm = SCRIPT.search(bodies[base]["cmd"]) if base in bodies else None
@@ -153,8 +152,9 @@ def wanted(doc: dict, st: dict) -> list[str] | None:
 def differences(doc: dict) -> dict[str, tuple[list[str], list[str]]]:
     """stage -> (its code deps in dvc.yaml, the generated ones), for every stage where they differ."""
     out = {}
-    for name, st in _stage_bodies(doc):
-        want = wanted(doc, st)
+    bodies = dict(_stage_bodies(doc))
+    for name, st in bodies.items():
+        want = wanted(bodies, st)
         if want is None:
             continue
         have = [str(d) for d in st.get("deps", []) if _is_code(str(d))]
