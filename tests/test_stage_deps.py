@@ -96,3 +96,31 @@ def test_a_timing_stage_depends_on_the_code_it_times(reach):
     assert "src/finrag/score/grader.py" in reach["replay_time"]
     assert "src/finrag/score/verifier/train.py" in reach["replay_time"] & reach["setup_time"]
     assert "src/finrag/retrieve/finance.py" in reach["replay_time"]  # retrieve_finance is replayed
+
+
+# Stages that build the matrices and trained retrieval weights, and stages that measure rather than compute.
+BUILDS_MATRICES_OR_WEIGHTS = {"embed", "reranker"}
+MEASURES = {"replay_time", "setup_time", "serve_load", "rebuild_cost"}
+
+
+def test_verify_re_executes_every_stage_that_needs_no_matrix():
+    """`finrag verify` (and CI) re-executes every stage after the matrices whose inputs are in git: a stage left out
+    of replay_time.stages must read a matrix or the re-ranker's weights, be frozen, or measure."""
+    from finrag.core.config import params
+
+    doc = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))
+    verified = {s.split("@", 1)[0] for s in params("replay_time")["stages"]}
+    needs_matrix = {
+        name
+        for name, body in doc["stages"].items()
+        if any(
+            d.startswith(("data/embeddings/", "data/models/reranker"))
+            for d in body.get("do", body).get("deps", [])
+        )
+    }
+    frozen = {name for name, body in doc["stages"].items() if body.get("frozen")}
+    left_out = set(doc["stages"]) - verified - needs_matrix - frozen - BUILDS_MATRICES_OR_WEIGHTS - MEASURES
+    assert not left_out, (
+        f"add to params.yaml replay_time.stages (or say why it cannot replay): {sorted(left_out)}"
+    )
+    assert {"evaluate_filtered", "evaluate_finance_dense", "contexts_summary"} <= verified

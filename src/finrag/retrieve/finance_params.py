@@ -23,3 +23,4 @@ class RetrieveFinanceParams(StageParams):
 class RetrieveFinanceDenseParams(RetrieveFinanceParams):
     section: ClassVar[str] = "retrieve_finance_dense"
     embedder: str
+    runs_dir: str  # its runs (top-k ids and scores per row), in git: evaluate_finance_dense scores them
