@@ -95,15 +95,15 @@ def run() -> None:
         return
     for name in args.family:
         stats = {}
-        family_specs_ = [s for s in specs if s.family == name]
-        for spec in family_specs_:
+        runs_of_family = [s for s in specs if s.family == name]
+        for spec in runs_of_family:
             write_jsonl(Path(p.answers_dir) / name / f"{spec.run_id}.jsonl", answers[spec.run_id])
             stats[spec.run_id] = run_stats(answers[spec.run_id])
         # the decoding every call of the family used (base merged with the family's own), so the report states
         # e.g. the replicates' sampling temperature from results/, not from params.yaml
         write_json(
             Path(p.stats_dir) / f"generation_{name}.json",
-            {"family": name, "decoding": dict(family_specs_[0].decoding) if family_specs_ else {},
+            {"family": name, "decoding": dict(runs_of_family[0].decoding) if runs_of_family else {},
              "runs": dict(sorted(stats.items()))},
         )  # fmt: skip
 

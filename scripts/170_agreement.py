@@ -21,11 +21,13 @@ from finrag.score.judges.base import make_judge
 from finrag.trust.judge_agreement import (
     agreement_sample,
     ai_pairs_by_benchmark,
+    crossfit_verdicts,
     evaluate_judge_on,
     judge_items,
     model_judge_sample,
     pair_rows,
     record_interleaved,
+    round_robin,
     select_judge,
     summary_table,
 )
@@ -66,6 +68,12 @@ def _model_judges(p: AgreementParams, items: list, result: dict, records: dict) 
         for name, run in mj.runs.items()
     }
     if mode != "replay":  # record one-claim-a-call LLM judges claim by claim (KV cache reuse); replayed below
+        for (
+            name,
+            run,
+        ) in mj.runs.items():  # the log-probability judge: the benchmarks' nested samples in turn,
+            if run["judge"] == "llm_logprob":  # so a stopped recording leaves an equal prefix of each
+                judge_items(round_robin(run_items[name]), build(name, run)[0], chunk=1)
         one_call = {
             name: (run_items[name], build(name, run)[0])
             for name, run in mj.runs.items()
@@ -76,7 +84,13 @@ def _model_judges(p: AgreementParams, items: list, result: dict, records: dict) 
         items_run = run_items[name]
         judge, llm = build(name, run)
         verdicts = judge_items(items_run, judge, chunk=8)
+        calibration = None
+        if run.get("calibrate") == "crossfit":  # a scoring judge: its cut fitted out of fold on these claims
+            cut, calibration = crossfit_verdicts(items_run, [v.detail["score"] for v in verdicts])
+            verdicts = [v.model_copy(update={"verdict": c}) for v, c in zip(verdicts, cut, strict=True)]
         res = evaluate_judge_on(items_run, judge, verdicts=verdicts, seed=p.seed)
+        if calibration is not None:
+            res["calibration"] = calibration
         records[name] = res.pop("records")
         res["model"] = llm.identity["model"]
         # only what replays identically: requests made (recorded or replayed alike) and the judge's parse counts

@@ -128,6 +128,7 @@ PINNED_TASKS = {
     "judge-claims@1": "49980ee69f90c3ee47a16d1cd5373fbcb97ff2c26e71cd4e6c923bd6eb3c0e08",
     "claims-split@1": "d3d88a97e7a52b9c3c657f123f1733fd290ecf3defea5eb4f0ddc3e7d72f1e82",
     "grade-correctness@1": "68e18fdfeb8fa44c1cce178f1ae72dd45a5081f4b2a17fa4a33470a614b4918e",
+    "judge-logprob@1": "0e819ff208999e8df07c027337a05ad9cead62a44998df65085c512c697f7a06",
 }
 
 

@@ -20,7 +20,7 @@ import hmac
 import ipaddress
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import parse_qs
 
 from starlette.datastructures import Headers
@@ -64,7 +64,7 @@ def presented_token(
     return values[0] if values else None
 
 
-def token_matches(given: str | None, wanted: Iterable[str]) -> bool:
+def token_matches(given: str | None, wanted: Iterable[str]) -> TypeGuard[str]:
     """Whether `given` is one of `wanted`, compared in constant time (as bytes: any text is comparable)."""
     return given is not None and any(hmac.compare_digest(given.encode(), w.encode()) for w in wanted)
 

@@ -1,7 +1,9 @@
 """How often does a judge find support by chance? Each answer's figure claims are judged a second time against the
 passages of *another* question (same run, the question `offset` places later in sorted order). Support found there
-is support a claim would get whatever the passages said: an upper bound on the judge's false-support rate, with
-no human label needed. The same claims judged on their own passages give the comparison."""
+is support a claim gets from passages picked for something else: the judge's false-support rate on easy negatives,
+with no human label needed. It is no upper bound on that rate: near misses (the same company's other year) are
+harder to reject than another question's passages. The same claims judged on their own passages give the
+comparison."""
 
 from __future__ import annotations
 

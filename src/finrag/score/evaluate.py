@@ -29,7 +29,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from tqdm import tqdm
 
@@ -46,6 +46,8 @@ from finrag.score.declining import false_premise_response, repeats_premise
 from finrag.score.grader import grade
 from finrag.score.judge_trust import judge_trust, selected_judge
 from finrag.score.record import GradeMethod, JudgedClaim, LLMSplitScore, ScoredAnswer, SplitClaim
+
+C = TypeVar("C", bound=JudgedClaim)
 
 log = logging.getLogger(__name__)
 
@@ -95,9 +97,10 @@ def should_decline(q: Question) -> bool:
     return expected_behaviour(q) in DECLINE_BEHAVIOURS
 
 
-def _judged_claims(scored: Mapping) -> list[JudgedClaim]:
+def _judged_claims(scored: Mapping, claim_type: type[C]) -> list[C]:
+    """score_answer's claims as typed records (`SplitClaim` where the LLM judge's verdict joins them later)."""
     return [
-        JudgedClaim(claim_id=c["claim_id"], text=c["text"], verdict=c["verdict"]) for c in scored["claims"]
+        claim_type(claim_id=c["claim_id"], text=c["text"], verdict=c["verdict"]) for c in scored["claims"]
     ]
 
 
@@ -112,10 +115,7 @@ def _llm_split(a: Answer, llm_splitter: Callable, judge, llm_judge=None) -> LLMS
         groundedness=primary["groundedness"],
         llm_fully_grounded=None,
         llm_groundedness=None,
-        claims=[
-            SplitClaim(claim_id=c["claim_id"], text=c["text"], verdict=c["verdict"])
-            for c in primary["claims"]
-        ],
+        claims=_judged_claims(primary, SplitClaim),
     )
     if llm_judge is not None:
         by_llm = score_answer(a.text, a.passages, llm_judge, claims=split)
@@ -205,7 +205,7 @@ def score_answer_record(
         groundedness=s["groundedness"],
         fully_grounded=s["fully_grounded"],
         refusal=s["refusal"],
-        claims=_judged_claims(s),
+        claims=_judged_claims(s, JudgedClaim),
         correct_and_grounded=correct and s["fully_grounded"],
         correct_or_grounded=correct or s["fully_grounded"],
         llm_judge=ls["judge"] if ls else None,
@@ -213,7 +213,7 @@ def score_answer_record(
         llm_groundedness=ls["groundedness"] if ls else None,
         llm_fully_grounded=ls["fully_grounded"] if ls else None,
         llm_n_claims=ls["n_claims"] if ls else None,
-        llm_claims=_judged_claims(ls) if ls else None,
+        llm_claims=_judged_claims(ls, JudgedClaim) if ls else None,
         evidence_recall=evidence_recall(q, a.passages),
         n_evidence_pages=len(evidence_pages(q)),
         n_passages=len(a.passages),

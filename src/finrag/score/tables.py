@@ -25,6 +25,7 @@ correlation {n_resamples, seed}.
 from __future__ import annotations
 
 import math
+import operator
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -48,12 +49,7 @@ DEFAULT_SELECTION = {
     "cost": "tokens",
 }
 # the headline shares computed per replicate, by name (the name is also the column of the replicates table)
-REPLICATE_METRICS: dict[str, Callable[[ScoredAnswer], bool]] = {
-    "correct": lambda r: r.correct,
-    "fully_grounded": lambda r: r.fully_grounded,
-    "declined": lambda r: r.declined,
-    "correct_and_grounded": lambda r: r.correct_and_grounded,
-}
+REPLICATE_METRICS = ("correct", "fully_grounded", "declined", "correct_and_grounded")  # ScoredAnswer fields
 
 __all__ = [
     "build_tables",
@@ -422,7 +418,8 @@ def replicate_table(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] |
         reps = sorted({r.replicate for r in recs})
         row = dict(zip(SYSTEM_KEYS, key, strict=True))
         row.update(replicates=reps, n_replicates=len(reps))
-        for m, hit in REPLICATE_METRICS.items():
+        for m in REPLICATE_METRICS:
+            hit = operator.attrgetter(m)
             base = _scored if m == "fully_grounded" else None
             vals = [_share([r for r in recs if r.replicate == i], hit, base) for i in reps]
             vals = [v for v in vals if v is not None]

@@ -214,7 +214,7 @@ class Service:
         if not self.keys:
             return None
         given = presented_token(request.headers, header="x-api-key")
-        if given is None or not token_matches(given, self.keys):
+        if not token_matches(given, self.keys):
             self.metrics.rejected.labels("unauthorised").inc()
             return _error(
                 401,

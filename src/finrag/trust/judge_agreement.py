@@ -337,3 +337,46 @@ def select_judge(summary: Sequence[Mapping], candidates: Sequence[str], benchmar
     best = max(candidates, key=lambda n: (worst.get(n, -np.inf), -list(candidates).index(n)))
     return {"rule": "max over candidates of the min binary kappa over benchmarks", "candidates": list(candidates),
             "benchmarks": list(benchmarks), "min_kappa": worst, "selected": best}  # fmt: skip
+
+
+# ------------------------------------------------------------------ calibrating a scoring judge's threshold
+
+CROSSFIT_FOLDS = 5
+
+
+def crossfit_verdicts(
+    items: Sequence[LabelledClaim], scores: Sequence[float], folds: int = CROSSFIT_FOLDS
+) -> tuple[list[str], dict]:
+    """Out-of-fold verdicts for a judge that scores claims (supported when score >= cut): the claims of fold f are
+    cut at the kappa-maximising threshold fitted on the other folds only, so no claim's own label sets its cut.
+    Folds are whole groups (a report, a question, an answer), tied where two benchmarks hold the same claim. One
+    threshold for all benchmarks: a judge used on new filings cannot know which benchmark they resemble.
+    Returns (verdicts, calibration: the threshold per fold and the one fitted on all claims)."""
+    from finrag.score.verifier.build import crossfit_fold, tie_shared_claims
+    from finrag.score.verifier.calibrate import best_threshold
+
+    groups = tie_shared_claims([f"{it.benchmark}:{it.group_id}" for it in items], [it.claim for it in items])
+    fold = np.array([crossfit_fold(g, folds) for g in groups])
+    s = np.round(np.asarray(scores, dtype=float), 6)  # as the judge records them
+    y = np.array([int(binary(it.human) == "supported") for it in items])
+    by_fold = {f: best_threshold(s[fold != f], y[fold != f]) for f in range(folds)}
+    cut = np.array([by_fold[f] for f in fold])
+    verdicts = ["supported" if sc >= c else "unsupported" for sc, c in zip(s, cut, strict=True)]
+    return verdicts, {
+        "rule": "kappa-maximising threshold on the other folds' claims (grouped folds; one threshold for all "
+        "benchmarks)",
+        "folds": folds,
+        "claims_per_fold": [int((fold == f).sum()) for f in range(folds)],
+        "threshold_by_fold": {str(f): round(t, 6) for f, t in by_fold.items()},
+        "threshold_all": round(best_threshold(s, y), 6),
+    }
+
+
+def round_robin(items: Sequence[LabelledClaim]) -> list[LabelledClaim]:
+    """The benchmarks' items in turn, each in its own order: recording stopped at any point has covered an equal
+    prefix of each benchmark's nested sample, so a smaller sample size replays whole."""
+    by_bench: dict[str, list[LabelledClaim]] = {}
+    for it in items:
+        by_bench.setdefault(it.benchmark, []).append(it)
+    queues = [by_bench[b] for b in sorted(by_bench)]
+    return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]

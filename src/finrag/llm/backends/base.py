@@ -51,6 +51,11 @@ DECODING_DEFAULTS: dict[str, Any] = {
     "stop": [],
 }
 
+# Decoding parameters that enter the request (and so the cache key) only when set, so every key recorded before
+# they existed stays valid: top_logprobs > 0 asks for the first token's most likely alternatives with their
+# log-probabilities (the calibrated LLM judge reads its verdict from them).
+OPTIONAL_DECODING: dict[str, Any] = {"top_logprobs": 0}
+
 _REDACTED = "[redacted]"
 
 
@@ -70,10 +75,14 @@ class Completion(BaseModel):
 def normalize_decoding(decoding: dict | None) -> dict:
     """All decoding parameters with defaults filled in; an unknown name (a typo) is an error."""
     decoding = dict(decoding or {})
-    unknown = sorted(set(decoding) - set(DECODING_DEFAULTS))
+    known = set(DECODING_DEFAULTS) | set(OPTIONAL_DECODING)
+    unknown = sorted(set(decoding) - known)
     if unknown:
-        raise ValueError(f"unknown decoding parameter(s) {unknown}; known: {sorted(DECODING_DEFAULTS)}")
-    out = {**DECODING_DEFAULTS, **{k: v for k, v in decoding.items() if v is not None}}
+        raise ValueError(f"unknown decoding parameter(s) {unknown}; known: {sorted(known)}")
+    optional = {k: int(v) for k in OPTIONAL_DECODING if (v := decoding.pop(k, None))}
+    if optional.get("top_logprobs", 0) < 0:
+        raise ValueError("decoding.top_logprobs must be >= 0")
+    out = {**DECODING_DEFAULTS, **{k: v for k, v in decoding.items() if v is not None}, **optional}
     out["temperature"] = float(out["temperature"])
     out["top_p"] = float(out["top_p"])
     out["min_p"] = float(out["min_p"])
@@ -128,6 +137,7 @@ class Backend(ABC):
 
     name: ClassVar[str] = ""
     supports_documents: ClassVar[bool] = False
+    supports_logprobs: ClassVar[bool] = False  # can return the first token's top log-probabilities
     model: str = ""
 
     def revision(self) -> str:
@@ -172,6 +182,8 @@ class Backend(ABC):
                 f"backend '{self.name}' has no document mode: render passages into the prompt instead "
                 "(prompts.render(..., document_mode=False))"
             )
+        if dec.get("top_logprobs") and not self.supports_logprobs:
+            raise LLMError(f"backend '{self.name}' cannot return log-probabilities (decoding.top_logprobs)")
         self.prepare()
         t0 = time.perf_counter()
         comp = self._complete(msgs, dec, docs)

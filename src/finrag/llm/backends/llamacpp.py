@@ -33,6 +33,17 @@ def ram_cache(llama_cpp, capacity_bytes: int):
     return CountingRAMCache(capacity_bytes=capacity_bytes)
 
 
+def json_safe(obj):
+    """`obj` with numpy scalars as Python numbers, so the response cache can store it."""
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, str | bytes):
+        return obj.item()
+    return obj
+
+
 class LlamaCppBackend(Backend):
     """In-process llama.cpp (llama-cpp-python) on a GGUF file: the packaged Qwen2.5-Coder-0.5B by default.
 
@@ -47,6 +58,7 @@ class LlamaCppBackend(Backend):
     """
 
     name = "llamacpp"
+    supports_logprobs = True  # with logits_all (llama-cpp-python computes log-probabilities only then)
 
     def __init__(
         self,
@@ -62,6 +74,7 @@ class LlamaCppBackend(Backend):
         extra_bufts: bool = False,
         flash_attn: bool = False,
         n_gpu_layers: int | None = None,
+        logits_all: bool = False,
         verbose: bool = False,
     ):
         from finrag.llm import local_model
@@ -81,6 +94,9 @@ class LlamaCppBackend(Backend):
         self.flash_attn = bool(flash_attn)
         # layers offloaded to a GPU; None: all where the installed llama.cpp build can (finrag.core.device)
         self.n_gpu_layers = n_gpu_layers
+        # keep every prompt token's logits (n_ctx x vocabulary floats: ~2.5 GB for Qwen at n_ctx 4096): needed for
+        # log-probabilities, a memory setting outside the cache key like n_ctx
+        self.logits_all = bool(logits_all)
         self.verbose = verbose
         self._llm = None
 
@@ -116,6 +132,7 @@ class LlamaCppBackend(Backend):
                 n_batch=self.n_batch,
                 n_gpu_layers=llama_gpu_layers(llama_cpp, self.n_gpu_layers),
                 flash_attn=self.flash_attn,
+                logits_all=self.logits_all,
                 chat_format=self.chat_format,
                 verbose=self.verbose,
             )
@@ -140,8 +157,13 @@ class LlamaCppBackend(Backend):
 
     def _complete(self, messages: list[dict], decoding: dict, documents: list[dict] | None) -> Completion:
         llm = self.load()
+        top_logprobs = int(decoding.get("top_logprobs", 0))
+        if top_logprobs and not self.logits_all:
+            raise LLMError("llamacpp: decoding.top_logprobs needs the backend built with logits_all: true")
+        logprob_args = {"logprobs": True, "top_logprobs": top_logprobs} if top_logprobs else {}
         try:
             resp = llm.create_chat_completion(
+                **logprob_args,
                 messages=messages,
                 temperature=decoding["temperature"],
                 top_p=decoding["top_p"],
@@ -154,7 +176,7 @@ class LlamaCppBackend(Backend):
             )
         except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
             raise LLMError(f"llamacpp: {' '.join(str(exc).split())} (raise n_ctx)") from None
-        raw = dict(resp)
+        raw = json_safe(dict(resp))  # log-probabilities come as numpy float32
         raw["model"] = self.model  # llama-cpp-python puts the local file path here: keep machines' paths out
         choice = raw["choices"][0]
         u = raw.get("usage") or {}

@@ -13,6 +13,8 @@ the trained verifier) costs nothing until asked for:
 - `overlap` (overlap.py): the fallback alone (content-word overlap), as a baseline.
 - `llm` (llm.py): a model reads the claim(s) and numbered passages and answers one word per claim, through the
   cached LLM layer (finrag.llm.cache.CachedLLM-like `.complete`).
+- `llm_logprob` (llm_logprob.py): the same model's verdict read from its first-token log-probabilities and cut at
+  a threshold fitted on the human-labelled dev claims (the calibrated LLM judge).
 - `combined` (combined.py): "route" (default): numeric for claims with figures, llm for the rest, so each claim
   goes to the judge that is strong where it is; "strict": supported only when both say supported (contradicted
   if either says so).
@@ -33,6 +35,7 @@ JUDGES.lazy("numeric", "finrag.score.judges.numeric:NumericJudge")
 JUDGES.lazy("overlap", "finrag.score.judges.overlap:OverlapJudge")
 JUDGES.lazy("llm", "finrag.score.judges.llm:LLMJudge")
 JUDGES.lazy("combined", "finrag.score.judges.combined:CombinedJudge")
+JUDGES.lazy("llm_logprob", "finrag.score.judges.llm_logprob:LogprobJudge")
 JUDGES.lazy(
     "ragas", "finrag.score.judges.ragas:RagasFaithfulnessJudge"
 )  # ragas itself loads only when one is built
@@ -112,7 +115,7 @@ def make_judge(name: str, llm=None, **params) -> BaseJudge:
     combined takes `numeric: {...}`, `llm_judge: {...}` sub-dicts and `mode`.
     """
     cls = JUDGES.get(name)
-    if name in ("llm", "ragas"):
+    if name in ("llm", "ragas", "llm_logprob"):
         return cls(llm, **params)
     if name == "combined":
         num = JUDGES.get("numeric")(**(params.pop("numeric", None) or {}))
