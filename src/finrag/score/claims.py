@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from finrag.core.contracts import Claim
 from finrag.core.text import CLAIM_STOP_EN
@@ -93,10 +94,15 @@ def stop_words() -> frozenset[str]:
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s")
 
 
+_POSSESSIVE = re.compile(r"'s?$")
+
+
+@lru_cache(maxsize=1 << 18)
 def stem(word: str) -> str:
-    """A crude, deterministic stem: enough to match "increased"/"increase", "revenues"/"revenue"."""
+    """A crude, deterministic stem: enough to match "increased"/"increase", "revenues"/"revenue". Cached: the
+    numeric judge stems the same passage words for every claim it checks against them."""
     w = word.lower().replace("’", "'")
-    w = re.sub(r"'s?$", "", w)
+    w = _POSSESSIVE.sub("", w)
     for suf in _SUFFIXES:
         if w.endswith(suf) and len(w) - len(suf) >= 4:
             w = w[: -len(suf)]
@@ -108,15 +114,22 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 
 
 def content_stems(text: str) -> set[str]:
-    """Stems of the content words of `text` (stop words, one- and two-letter words dropped)."""
+    """Stems of the content words of `text` (stop words, one- and two-letter words dropped); a fresh set, so a
+    caller may change it."""
+    return set(_content_stems(text))
+
+
+@lru_cache(maxsize=1 << 16)
+def _content_stems(text: str) -> frozenset[str]:
+    """content_stems, cached: the same passage lines are read again for every claim judged against them."""
     stops = stop_words()
     out = set()
     for w in _WORD.findall(text):
         lw = w.lower().replace("’", "'")
-        lw = re.sub(r"'s?$", "", lw)
+        lw = _POSSESSIVE.sub("", lw)
         if len(lw) >= 3 and lw not in stops:
             out.add(stem(lw))
-    return out
+    return frozenset(out)
 
 
 # ---------------------------------------------------------------- splitting

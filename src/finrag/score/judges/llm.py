@@ -71,7 +71,7 @@ def parse_numbered_verdicts(text: str, n: int) -> dict[int, tuple[Verdict, str]]
     return out
 
 
-def _passages_block(passages: Sequence[str], max_chars: int) -> str:
+def passages_block(passages: Sequence[str], max_chars: int) -> str:
     if not passages:
         return "Passages: none."
     parts = []
@@ -118,7 +118,7 @@ class LLMJudge(BaseJudge):
 
     def _messages(self, claims: Sequence[str], passages: Sequence[str]) -> list[dict]:
         return task_prompt(self.template_id).messages(
-            passages_block=_passages_block(passages, self.max_passage_chars),
+            passages_block=passages_block(passages, self.max_passage_chars),
             claims=[strip_citations(c) for c in claims],
         )
 

@@ -19,7 +19,7 @@ from finrag.core.io import sha256_text
 from finrag.llm.prompts.render import task_prompt
 from finrag.score.claims import strip_citations
 from finrag.score.judges.base import BaseJudge, batch_args
-from finrag.score.judges.llm import _passages_block
+from finrag.score.judges.llm import passages_block
 
 LOGPROB_TEMPLATE_ID = "judge-logprob@1"
 DECODING = {"temperature": 0.0, "max_tokens": 1, "top_logprobs": 20}
@@ -92,7 +92,7 @@ class LogprobJudge(BaseJudge):
 
     def _messages(self, claim: str, passages: Sequence[str]) -> list[dict]:
         return task_prompt(self.template_id).messages(
-            passages_block=_passages_block(passages, self.max_passage_chars), claim=strip_citations(claim)
+            passages_block=passages_block(passages, self.max_passage_chars), claim=strip_citations(claim)
         )
 
     def score(self, claim: str, passages: Sequence[str]) -> tuple[float, dict]:

@@ -91,9 +91,21 @@ class _Seg:
     stems: set
 
 
-def _segments(passages: Sequence[str]) -> list[_Seg]:
-    """Table rows (lines with "|") and prose sentences of every passage, with offsets, for local context."""
-    segs: list[_Seg] = []
+class _Segments(list[_Seg]):
+    """The segments in order, with their (passage, start) keys for bisection."""
+
+    keys: list[tuple[int, int]]
+
+
+def _segments(passages: Sequence[str]) -> _Segments:
+    """Table rows (lines with "|") and prose sentences of every passage, with offsets, for local context. Cached
+    per passage list: an answer's claims are judged one after another against the same passages (never mutated)."""
+    return _segments_of(tuple(passages))
+
+
+@lru_cache(maxsize=64)
+def _segments_of(passages: tuple[str, ...]) -> _Segments:
+    segs = _Segments()
     for pi, text in enumerate(passages):
         for line in re.finditer(r"[^\n]+", text):
             if line.group().count("|") >= 2:
@@ -103,13 +115,13 @@ def _segments(passages: Sequence[str]) -> list[_Seg]:
                 continue
             for s, e, t in split_sentences(line.group()):
                 segs.append(_Seg(pi, line.start() + s, line.start() + e, t, False, content_stems(t)))
+    segs.keys = [(s.passage, s.start) for s in segs]
     return segs
 
 
-def _seg_of(segs: list[_Seg], passage: int, pos: int) -> int:
+def _seg_of(segs: _Segments, passage: int, pos: int) -> int:
     """Index of the segment holding character `pos` of passage `passage` (segments are in order), or -1."""
-    keys = [(s.passage, s.start) for s in segs]
-    i = bisect.bisect_right(keys, (passage, pos)) - 1
+    i = bisect.bisect_right(segs.keys, (passage, pos)) - 1
     if i >= 0 and segs[i].passage == passage and segs[i].start <= pos < segs[i].end:
         return i
     return -1
