@@ -20,4 +20,5 @@ class GenerateParams(StageParams):
     decoding: Spec
     backends: dict[str, Spec]
     run_families: list[str]
+    conditions_dir: str  # the context_conditions stage's files: a family's `contexts` may name one
     families: dict[str, Spec]

@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from finrag.core.contracts import Answer, Passage, Question
 from finrag.core.io import canonical_json
+from finrag.core.sampling import per_stratum_ranks
 from finrag.llm.cache import CachedLLM, ResponseCache, cache_key, cache_request
 from finrag.llm.prompts.render import render
 
@@ -33,24 +34,57 @@ class RunSpec:
     replicate: int = 0
     family: str = ""
     decoding: tuple[tuple[str, object], ...] = ()
+    condition: str = ""  # a context condition's name (its own contexts file); "" for the frozen modes
+    qids: frozenset[str] | None = None  # the family's declared question sample; None: every question
+
+    @property
+    def contexts_key(self) -> str:
+        """The name its passages are filed under: the condition, else the frozen mode."""
+        return self.condition or self.context_mode
+
+    def asks(self, qid: str) -> bool:
+        return self.qids is None or qid in self.qids
 
 
-def family_specs(name: str, family: Mapping, base_decoding: Mapping) -> list[RunSpec]:
-    """The runs of one `generate.families` entry, each carrying the family's full decoding."""
+def family_specs(
+    name: str,
+    family: Mapping,
+    base_decoding: Mapping,
+    condition_modes: Mapping[str, str] | None = None,
+    qids: Sequence[str] | None = None,
+) -> list[RunSpec]:
+    """The runs of one `generate.families` entry, each carrying the family's full decoding. A `contexts` entry that
+    names a context condition (a key of `condition_modes`: condition -> its frozen mode) runs on that condition's
+    passages under its mode; `qids` is the family's question sample, if it declares one."""
     decoding = {**base_decoding, **family.get("decoding", {})}
+    conditions = condition_modes or {}
     return [
         RunSpec(
             run_id=family["run_id"].format(tag=family["tag"], style=style, context=mode, replicate=rep),
             style=style,
-            context_mode=mode,
+            context_mode=conditions.get(mode, mode),
             replicate=rep,
             family=name,
             decoding=tuple(sorted(decoding.items())),
+            condition=mode if mode in conditions else "",
+            qids=frozenset(qids) if qids is not None else None,
         )
         for style in family["styles"]
         for mode in family["contexts"]
         for rep in family["replicates"]
     ]
+
+
+def question_sample(questions: Sequence[Question], sample: Mapping | None) -> list[Question]:
+    """A family's declared question sample (`questions: {kinds, seed, size}`), in its draw order: the first `size`
+    (default: all) of one seeded shuffle of the questions of those kinds. Raising `size` keeps every question drawn before (the
+    recorded calls stay in use), and recording in draw order leaves a usable prefix whenever it stops."""
+    if not sample:
+        return list(questions)
+    pool = [q for q in questions if not sample.get("kinds") or q.kind in sample["kinds"]]
+    ranks = per_stratum_ranks(pool, lambda _q: "all", int(sample["seed"]))
+    ordered = [q for _, q in sorted(zip(ranks, pool, strict=True), key=lambda t: t[0])]
+    return ordered[: int(sample.get("size", len(ordered)))]
 
 
 def select_families(p: Mapping, names: Sequence[str]) -> dict[str, Mapping]:
@@ -93,12 +127,14 @@ def generate_answers(
     if len({s.run_id for s in specs}) != len(specs):
         raise ValueError("two run specs share a run_id")
     out: dict[str, list[Answer]] = {s.run_id: [] for s in specs}
-    order = sorted(specs, key=lambda s: (s.replicate, s.context_mode, s.style, s.family, s.run_id))
-    total = len(questions) * len(order)
+    order = sorted(specs, key=lambda s: (s.replicate, s.contexts_key, s.style, s.family, s.run_id))
+    total = sum(spec.asks(q.qid) for q in questions for spec in order)
     bar = tqdm(total=total, desc=f"generate[{llm.identity['model']}]", disable=not progress, unit="call")
     for q in questions:
         for spec in order:
-            passages = contexts[(q.qid, spec.context_mode)]
+            if not spec.asks(q.qid):
+                continue
+            passages = contexts[(q.qid, spec.contexts_key)]
             messages, template_id = render(spec.style, q.question, passages)
             comp, key, _hit = llm.complete(
                 messages,
@@ -195,9 +231,12 @@ def recording_progress(
     and resumed knowingly. `model_seconds` sums the recorded calls' latencies (for an estimate of what is left)."""
     out = {}
     for spec in specs:
-        recorded, seconds = 0, 0.0
+        recorded, seconds, calls = 0, 0.0, 0
         for q in questions:
-            messages, template_id = render(spec.style, q.question, contexts[(q.qid, spec.context_mode)])
+            if not spec.asks(q.qid):
+                continue
+            calls += 1
+            messages, template_id = render(spec.style, q.question, contexts[(q.qid, spec.contexts_key)])
             dec = {**decoding, **dict(spec.decoding)}
             req = cache_request(identity, messages, dec, replicate=spec.replicate, template_id=template_id)
             entry = cache.get(cache_key(req))
@@ -206,7 +245,7 @@ def recording_progress(
                 seconds += float(entry.get("latency_s") or 0.0)
         out[spec.run_id] = {
             "family": spec.family,
-            "calls": len(questions),
+            "calls": calls,
             "recorded": recorded,
             "model_seconds": round(seconds, 1),
         }
