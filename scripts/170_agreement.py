@@ -26,8 +26,7 @@ from finrag.trust.judge_agreement import (
     judge_items,
     model_judge_sample,
     pair_rows,
-    record_interleaved,
-    round_robin,
+    record_model_judges,
     select_judge,
     summary_table,
 )
@@ -67,19 +66,10 @@ def _model_judges(p: AgreementParams, items: list, result: dict, records: dict) 
         name: model_judge_sample(items, run["sample_sizes"], seed=p.seed) if "sample_sizes" in run else subset
         for name, run in mj.runs.items()
     }
-    if mode != "replay":  # record one-claim-a-call LLM judges claim by claim (KV cache reuse); replayed below
-        for (
-            name,
-            run,
-        ) in mj.runs.items():  # the log-probability judge: the benchmarks' nested samples in turn,
-            if run["judge"] == "llm_logprob":  # so a stopped recording leaves an equal prefix of each
-                judge_items(round_robin(run_items[name]), build(name, run)[0], chunk=1)
-        one_call = {
-            name: (run_items[name], build(name, run)[0])
-            for name, run in mj.runs.items()
-            if run["judge"] == "llm" and (run.get("params") or {}).get("batch_size", 1) == 1
-        }
-        record_interleaved(one_call)
+    if (
+        mode != "replay"
+    ):  # recording only, claim order chosen for the model's KV cache; the pass below replays
+        record_model_judges(run_items, mj.runs, lambda name: build(name, mj.runs[name])[0])
     for name, run in mj.runs.items():
         items_run = run_items[name]
         judge, llm = build(name, run)

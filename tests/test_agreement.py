@@ -257,3 +257,34 @@ def test_record_interleaved_asks_every_judge_about_a_claim_before_the_next():
     n = record_interleaved({"a": (items, Spy("a")), "b": (items[:2], Spy("b"))}, progress=False)
     assert n == 4
     assert asked == [("a", "i0"), ("b", "i0"), ("a", "i1"), ("b", "i1"), ("a", "i2"), ("a", "i3")]
+
+
+def test_record_model_judges_takes_the_benchmarks_in_turn_for_the_logprob_judge():
+    """The log-probability judge is recorded round-robin over the benchmarks (a stopped recording leaves an equal
+    prefix of each); the one-call LLM judge claim by claim; a batched LLM judge is left to the replay pass."""
+    from finrag.trust.judge_agreement import record_model_judges
+
+    asked: list[tuple[str, str]] = []
+
+    class Spy:
+        def __init__(self, name):
+            self.name = name
+
+        def judge_batch(self, claims, passages, ids):
+            asked.extend((self.name, i) for i in ids)
+            return [ClaimVerdict(claim_id=i, verdict="supported", judge=self.name) for i in ids]
+
+    items = [
+        LabelledClaim(item_id=f"{b}{k}", benchmark=b, claim="c", passages=["p"], human="supported")
+        for b in ("x", "y")
+        for k in range(2)
+    ]
+    runs = {
+        "lp": {"judge": "llm_logprob"},
+        "one": {"judge": "llm", "params": {"batch_size": 1}},
+        "batched": {"judge": "llm", "params": {"batch_size": 4}},
+    }
+    record_model_judges({name: items for name in runs}, runs, Spy, progress=False)
+    assert [i for n, i in asked if n == "lp"] == ["x0", "y0", "x1", "y1"]
+    assert [i for n, i in asked if n == "one"] == ["x0", "x1", "y0", "y1"]
+    assert not [i for n, i in asked if n == "batched"]

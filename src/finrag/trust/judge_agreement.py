@@ -11,7 +11,7 @@ balanced accuracy, raw agreement, confusion matrix: rows human, columns judge).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,6 +67,28 @@ def record_interleaved(runs: Mapping[str, tuple[Sequence[LabelledClaim], Any]], 
             if it.item_id in wanted[name]:
                 judge.judge_batch([it.claim], [it.passages], [it.item_id])
     return len(order)
+
+
+def record_model_judges(
+    run_items: Mapping[str, Sequence[LabelledClaim]],
+    runs: Mapping[str, Mapping],
+    build: Callable[[str], Any],
+    progress: bool = True,
+) -> None:
+    """Record the model judges' calls in the order that is cheapest and safest to stop (the normal pass replays
+    every verdict afterwards): each log-probability judge goes through the benchmarks' nested samples in turn
+    (`round_robin`: a stopped recording has covered an equal prefix of each), and the one-claim-a-call LLM judges
+    go claim by claim across judges (`record_interleaved`: the claim's prompt is already in the KV cache).
+    `build(name)` makes the run's judge; `runs` is agreement.model_judges.runs."""
+    for name, run in runs.items():
+        if run["judge"] == "llm_logprob":
+            judge_items(round_robin(run_items[name]), build(name), chunk=1)
+    one_call = {
+        name: (run_items[name], build(name))
+        for name, run in runs.items()
+        if run["judge"] == "llm" and (run.get("params") or {}).get("batch_size", 1) == 1
+    }
+    record_interleaved(one_call, progress)
 
 
 def _block(

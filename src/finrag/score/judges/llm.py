@@ -83,6 +83,19 @@ def passages_block(passages: Sequence[str], max_chars: int) -> str:
     return "Passages:\n\n" + "\n\n".join(parts)
 
 
+def cached_call(judge, messages: list[dict], item_prefix: str):
+    """One judge prompt through the response cache (`judge.llm`, a CachedLLM, with the judge's decoding, replicate
+    and template): (completion, cache key), the call and any cache hit counted in `judge.stats`. The item id, a
+    hash of the prompt, only labels the call in the cache's log; it is not part of the key."""
+    item_id = f"{item_prefix}:" + sha256_text("\n".join(m["content"] for m in messages))[:16]
+    completion, key, hit = judge.llm.complete(
+        messages, judge.decoding, replicate=judge.replicate, template_id=judge.template_id, item_id=item_id
+    )
+    judge.stats["calls"] += 1
+    judge.stats["cache_hits"] += int(bool(hit))
+    return completion, key
+
+
 class LLMJudge(BaseJudge):
     """A model's one-word verdict per claim; several claims with the same passages go in one call.
 
@@ -123,13 +136,7 @@ class LLMJudge(BaseJudge):
         )
 
     def _call(self, claims: Sequence[str], passages: Sequence[str]) -> tuple[str, str]:
-        msgs = self._messages(claims, passages)
-        item_id = "judge:" + sha256_text("\n".join(m["content"] for m in msgs))[:16]
-        completion, key, hit = self.llm.complete(
-            msgs, self.decoding, replicate=self.replicate, template_id=self.template_id, item_id=item_id
-        )
-        self.stats["calls"] += 1
-        self.stats["cache_hits"] += int(bool(hit))
+        completion, key = cached_call(self, self._messages(claims, passages), "judge")
         return completion.text or "", key
 
     def _one(self, claim: str, passages: Sequence[str], claim_id: str) -> ClaimVerdict:

@@ -11,15 +11,15 @@ come first in the prompt and the claim last, so claims on the same passages reus
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
+from scipy.special import logsumexp
+
 from finrag.core.contracts import ClaimVerdict
-from finrag.core.io import sha256_text
 from finrag.llm.prompts.render import task_prompt
 from finrag.score.claims import strip_citations
 from finrag.score.judges.base import BaseJudge, batch_args
-from finrag.score.judges.llm import passages_block
+from finrag.score.judges.llm import cached_call, passages_block
 
 LOGPROB_TEMPLATE_ID = "judge-logprob@1"
 DECODING = {"temperature": 0.0, "max_tokens": 1, "top_logprobs": 20}
@@ -38,11 +38,6 @@ def token_side(token: str) -> bool | None:
     return yes if yes != no else None
 
 
-def _logsumexp(values: Sequence[float]) -> float:
-    m = max(values)
-    return m + math.log(sum(math.exp(v - m) for v in values))
-
-
 def support_score(top_logprobs: Sequence[Mapping]) -> tuple[float, dict]:
     """(log P(yes) - log P(no), details) from the first token's alternatives. A side with no token among them
     is bounded by the least likely token listed (its probability is at most that), so the score stays finite."""
@@ -52,7 +47,7 @@ def support_score(top_logprobs: Sequence[Mapping]) -> tuple[float, dict]:
     detail = {"yes_tokens": len(yes), "no_tokens": len(no)}
     if not yes and not no:
         return 0.0, {**detail, "no_label_token": True}
-    return (_logsumexp(yes) if yes else floor) - (_logsumexp(no) if no else floor), detail
+    return (float(logsumexp(yes)) if yes else floor) - (float(logsumexp(no)) if no else floor), detail
 
 
 def first_token_alternatives(raw: Mapping) -> list[dict]:
@@ -97,13 +92,7 @@ class LogprobJudge(BaseJudge):
 
     def score(self, claim: str, passages: Sequence[str]) -> tuple[float, dict]:
         """(support score, detail) for one claim, from the cache or one model call."""
-        msgs = self._messages(claim, passages)
-        item_id = "judge-logprob:" + sha256_text("\n".join(m["content"] for m in msgs))[:16]
-        completion, key, hit = self.llm.complete(
-            msgs, self.decoding, replicate=self.replicate, template_id=self.template_id, item_id=item_id
-        )
-        self.stats["calls"] += 1
-        self.stats["cache_hits"] += int(bool(hit))
+        completion, key = cached_call(self, self._messages(claim, passages), "judge-logprob")
         score, detail = support_score(first_token_alternatives(completion.raw))
         self.stats["no_label_token"] += int(bool(detail.get("no_label_token")))
         return score, {**detail, "cache_key": key, "first_token": completion.text[:20]}

@@ -1,0 +1,257 @@
+"""The study-validity comparisons, each paired on the same questions: where the gold passage sits (gold first against
+a seeded shuffle of the same passages), and retrieval quality as a dose (three nested retrieval levels), per
+generator, over the per-answer records the scorer writes.
+
+Every comparison uses only the questions that every run in it answered, so a generator recorded on a declared
+draw of questions is compared on that draw (its n is in the table). Intervals: Wilson for a proportion, a paired
+bootstrap over questions for a difference and for the change per level; tests: exact McNemar for a paired
+difference, and a within-question permutation test for the trend over levels (the level labels of each question's
+answers shuffled among themselves, so the test assumes nothing about how the outcomes are distributed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from finrag.core.params import StageParams
+from finrag.core.stats import wilson_interval
+from finrag.score.record import ScoredAnswer
+
+BINARY = ("correct", "fully_grounded", "correct_and_grounded", "declined")
+GRADED = ("citation_recall", "citation_precision")
+
+
+class LevelRuns(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    runs: list[str]  # one run per level, level 1 first
+
+
+class PositionRuns(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    gold_first: str
+    shuffled: str
+
+
+class ConditionsParams(StageParams):
+    section: ClassVar[str] = "conditions"
+    records: str  # the score stage's per-answer records (the frozen conditions' runs)
+    answers_dir: str
+    families: list[
+        str
+    ]  # the condition families' answers, scored here with the score stage's judge and grader
+    questions: str
+    contexts: str  # the frozen contexts (level 1 and the gold-first order)
+    conditions_dir: str
+    chunks_dir: str
+    levels: list[str]  # the context each level shows: a frozen mode or a condition's name, level 1 first
+    position: dict[str, PositionRuns]  # generator label -> its two runs
+    dose: dict[str, LevelRuns]  # generator label -> its runs per level
+    metrics: list[str]
+    n_resamples: int
+    seed: int
+    metrics_out: str
+    plot_out: str
+
+
+def outcome(record: ScoredAnswer, metric: str) -> float | None:
+    """One answer's value of a metric: 1/0 for a yes/no one, the score for a graded one (None where undefined)."""
+    value = getattr(record, metric)
+    if value is None:
+        return None
+    return float(value)
+
+
+def _table(records: Sequence[ScoredAnswer], runs: Sequence[str], metric: str) -> tuple[list[str], np.ndarray]:
+    """Questions answered in every run (sorted) and their outcomes, one column per run (NaN where undefined)."""
+    by_run: dict[str, dict[str, float | None]] = {r: {} for r in runs}
+    for rec in records:
+        if rec.run_id in by_run:
+            by_run[rec.run_id][rec.qid] = outcome(rec, metric)
+    qids = sorted(set.intersection(*(set(v) for v in by_run.values()))) if runs else []
+    values = np.array(
+        [[np.nan if by_run[r][q] is None else by_run[r][q] for r in runs] for q in qids], dtype=float
+    )
+    return qids, values.reshape(len(qids), len(runs))
+
+
+def _share(values: np.ndarray, binary: bool) -> dict:
+    kept = values[~np.isnan(values)]
+    n = int(kept.size)
+    if n == 0:
+        return {"n": 0, "value": None, "ci": None}
+    if binary:
+        k = int(kept.sum())
+        return {"n": n, "k": k, "value": k / n, "ci": list(wilson_interval(k, n))}
+    return {"n": n, "value": float(kept.mean()), "ci": None}
+
+
+def _bootstrap(stat, values: np.ndarray, n_resamples: int, seed: int) -> list[float] | None:
+    """Percentile interval of `stat` over questions resampled with replacement (rows of `values`)."""
+    if len(values) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(values), size=(n_resamples, len(values)))
+    draws = np.array([stat(values[i]) for i in idx])
+    draws = draws[~np.isnan(draws)]
+    if draws.size == 0:
+        return None
+    lo, hi = np.percentile(draws, [2.5, 97.5])
+    return [float(lo), float(hi)]
+
+
+def paired_difference(values: np.ndarray, binary: bool, n_resamples: int, seed: int) -> dict:
+    """Second column minus first, on the questions where both are defined: the mean difference, its paired
+    bootstrap interval, and (yes/no outcomes) the exact McNemar p-value on the discordant pairs."""
+    from scipy.stats import binomtest
+
+    both = values[~np.isnan(values).any(axis=1)]
+    out: dict = {"n": int(len(both))}
+    if not len(both):
+        return {**out, "difference": None, "ci": None, "p": None}
+    diff = both[:, 1] - both[:, 0]
+    out["difference"] = float(diff.mean())
+    out["ci"] = _bootstrap(lambda d: float(d.mean()), diff, n_resamples, seed)
+    if binary:
+        gained, lost = int((diff > 0).sum()), int((diff < 0).sum())
+        out.update(gained=gained, lost=lost)
+        out["p"] = float(binomtest(gained, gained + lost, 0.5).pvalue) if gained + lost else 1.0
+    else:
+        out["p"] = None
+    return out
+
+
+def level_trend(values: np.ndarray, n_resamples: int, seed: int) -> dict:
+    """The change per level (mean over questions of each question's least-squares slope over levels 1..L, with a
+    paired bootstrap interval) and a two-sided within-question permutation test of it, on the questions defined
+    at every level."""
+    full = values[~np.isnan(values).any(axis=1)]
+    n, levels = full.shape if full.ndim == 2 else (0, 0)
+    if n < 2 or levels < 2:
+        return {"n": int(n), "per_level": None, "ci": None, "p": None}
+    x = np.arange(levels, dtype=float) - (levels - 1) / 2
+    weights = x / float((x**2).sum())  # slope of each row = row @ weights
+
+    def mean_slope(rows: np.ndarray) -> float:
+        return float((rows @ weights).mean())
+
+    observed = mean_slope(full)
+    rng = np.random.default_rng(seed)
+    order = np.argsort(rng.random((n_resamples, n, levels)), axis=2)
+    permuted = np.take_along_axis(np.broadcast_to(full, (n_resamples, n, levels)), order, axis=2)
+    null = (permuted @ weights).mean(axis=1)
+    p = (int((np.abs(null) >= abs(observed) - 1e-12).sum()) + 1) / (n_resamples + 1)
+    return {
+        "n": int(n),
+        "per_level": observed,
+        "ci": _bootstrap(mean_slope, full, n_resamples, seed),
+        "p": float(p),
+    }
+
+
+def position_table(records: Sequence[ScoredAnswer], p: ConditionsParams) -> dict:
+    """Per generator and metric: the gold-first and shuffled shares on the same questions, and their difference."""
+    out: dict = {}
+    for label, runs in p.position.items():
+        pair = [runs.gold_first, runs.shuffled]
+        rows = {}
+        for metric in p.metrics:
+            qids, values = _table(records, pair, metric)
+            binary = metric in BINARY
+            rows[metric] = {
+                "gold_first": _share(values[:, 0], binary),
+                "shuffled": _share(values[:, 1], binary),
+                "shuffled_minus_gold_first": paired_difference(values, binary, p.n_resamples, p.seed),
+            }
+        out[label] = {"runs": pair, "questions": len(qids), "metrics": rows}
+    return out
+
+
+def dose_table(records: Sequence[ScoredAnswer], p: ConditionsParams, recall: Mapping[str, dict]) -> dict:
+    """Per generator and metric: each level's share on the same questions, and the trend over levels; with each
+    level's evidence recall on those questions (the dose delivered)."""
+    out: dict = {}
+    for label, level_runs in p.dose.items():
+        runs = level_runs.runs
+        rows = {}
+        qids: list[str] = []
+        for metric in p.metrics:
+            qids, values = _table(records, runs, metric)
+            binary = metric in BINARY
+            rows[metric] = {
+                "levels": [_share(values[:, i], binary) for i in range(len(runs))],
+                "trend": level_trend(values, p.n_resamples, p.seed),
+            }
+        dose = [
+            _mean([recall[level].get(q) for q in qids]) for level in p.levels[: len(runs)]
+        ]  # evidence recall@5 of each level's passages on these questions
+        out[label] = {"runs": runs, "questions": len(qids), "evidence_recall": dose, "metrics": rows}
+    return out
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return float(sum(kept) / len(kept)) if kept else None
+
+
+def run_costs(answers_by_run: Mapping[str, Sequence]) -> dict:
+    """Each scored condition run's recorded model time and tokens (the calls' own latencies, replayed)."""
+    return {
+        run: {
+            "answers": len(rows),
+            "model_seconds": round(sum(a.latency_s for a in rows), 1),
+            "input_tokens": int(sum(a.usage.get("input_tokens", 0) for a in rows)),
+            "output_tokens": int(sum(a.usage.get("output_tokens", 0) for a in rows)),
+        }
+        for run, rows in sorted(answers_by_run.items())
+    }
+
+
+def plot_conditions(position: Mapping, dose: Mapping, path) -> None:
+    """Left: the shuffled-minus-gold-first difference in correctness and full groundedness per generator (paired
+    95% interval). Right: correctness against the evidence recall each retrieval level delivered (Wilson 95%)."""
+    from finrag.score.plots import _plt, _save
+
+    plt = _plt()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    labels = list(position)
+    for j, metric in enumerate(("correct", "fully_grounded")):
+        ys = np.arange(len(labels)) + (j - 0.5) * 0.3
+        diffs = [position[g]["metrics"][metric]["shuffled_minus_gold_first"] for g in labels]
+        vals = [d["difference"] or 0.0 for d in diffs]
+        errs = np.array(
+            [
+                [v - (d["ci"] or [v, v])[0], (d["ci"] or [v, v])[1] - v]
+                for v, d in zip(vals, diffs, strict=True)
+            ]
+        )
+        left.errorbar(vals, ys, xerr=errs.T if len(errs) else None, fmt="o", capsize=3,
+                      label=metric.replace("_", " "))  # fmt: skip
+    left.axvline(0, color="grey", lw=0.8)
+    left.set_ylim(-0.8, len(labels) - 0.2)
+    left.set_yticks(
+        np.arange(len(labels)), [f"{g} (n={position[g]['questions']})" for g in labels], fontsize=8
+    )
+    left.set_xlabel("shuffled minus gold-first (share of answers)")
+    left.set_title("Oracle order: gold passage first vs seeded shuffle", fontsize=9)
+    left.legend(fontsize=7)
+    for label, row in dose.items():
+        xs = [x if x is not None else np.nan for x in row["evidence_recall"]]
+        levels = row["metrics"]["correct"]["levels"]
+        shares = [float(lv["value"]) if lv["value"] is not None else np.nan for lv in levels]
+        err = np.array(
+            [
+                [y - lv["ci"][0], lv["ci"][1] - y] if lv["ci"] else [0, 0]
+                for y, lv in zip(shares, levels, strict=True)
+            ]
+        )
+        right.errorbar(xs, shares, yerr=err.T, fmt="o-", capsize=3, label=f"{label} (n={row['questions']})")  # fmt: skip
+    right.set_xlabel("evidence recall@5 of the passages shown (levels 1-3)")
+    right.set_ylabel("share correct")
+    right.set_title("Retrieval as a dose: correctness per level", fontsize=9)
+    right.legend(fontsize=7)
+    fig.tight_layout()
+    _save(fig, path)
