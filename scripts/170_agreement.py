@@ -10,7 +10,7 @@ from pathlib import Path
 
 from _stage import main
 from finrag.core.config import mirror_dir
-from finrag.core.io import write_json
+from finrag.core.io import read_json, write_json
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
 from finrag.ingest.human_claims import load_all
@@ -28,7 +28,9 @@ from finrag.trust.judge_agreement import (
     pair_rows,
     record_model_judges,
     select_judge,
+    select_judge_by_transfer,
     summary_table,
+    transfer_kappas,
 )
 from finrag.trust.params import AgreementParams
 
@@ -139,6 +141,23 @@ def run() -> None:
         result["selected_judge"] = select_judge(
             result["summary"], p.selection.candidates, p.selection.benchmarks
         )
+        if p.selection.rule == "transfer":  # the rule in force; the first (dev) rule's pick kept beside it
+            sel = p.selection
+            assert sel.transfer is not None and sel.cost is not None, (
+                "the transfer rule needs transfer and cost"
+            )
+            loso = read_json(Path(sel.transfer.source))["leave_one_source_out"]
+            costs = read_json(Path(sel.cost.source))["judges"]
+            result["selected_judge"] = {
+                **select_judge_by_transfer(
+                    transfer_kappas(loso, sel.transfer.keys, sel.benchmarks),
+                    {n: (costs.get(n) or {}).get("cpu_hours_for_study") for n in sel.candidates},
+                    sel.candidates,
+                    sel.cost.cpu_hours_max,
+                    sel.service,
+                ),
+                "by_first_rule": result["selected_judge"],
+            }
     result["_provenance"] = provenance(
         "12_agreement", p, datasets=["findver", "attributionbench", "expertqa"]
     )

@@ -288,3 +288,43 @@ def test_record_model_judges_takes_the_benchmarks_in_turn_for_the_logprob_judge(
     assert [i for n, i in asked if n == "lp"] == ["x0", "y0", "x1", "y1"]
     assert [i for n, i in asked if n == "one"] == ["x0", "x1", "y0", "y1"]
     assert not [i for n, i in asked if n == "batched"]
+
+
+def test_replayable_items_names_the_claims_that_would_need_a_model_call():
+    from finrag.llm.cache import CacheMiss
+    from finrag.trust.judge_agreement import replayable_items
+
+    class HalfCached:
+        def judge_batch(self, claims, passages, ids):
+            if ids[0].endswith(("1", "3")):
+                raise CacheMiss(f"cache miss (replay mode): item={ids[0]}")
+            return [ClaimVerdict(claim_id=ids[0], verdict="supported", judge="x")]
+
+    items = [
+        LabelledClaim(item_id=f"i{k}", benchmark="b", claim="c", passages=["p"], human="supported")
+        for k in range(4)
+    ]
+    held, missing = replayable_items(items, HalfCached())
+    assert [it.item_id for it in held] == ["i0", "i2"] and missing == ["i1", "i3"]
+
+
+def test_the_transfer_rule_admits_by_service_and_cost_then_takes_the_best_worst_case():
+    from finrag.trust.judge_agreement import select_judge_by_transfer, transfer_kappas
+
+    loso = {
+        "a": {"k_num": {"kappa": 0.30}, "k_ver": {"kappa": 0.50}, "k_llm": {"kappa": 0.9}},
+        "b": {"k_num": {"kappa": 0.20}, "k_ver": {"kappa": 0.10}, "k_llm": {"kappa": 0.9}},
+    }
+    kappas = transfer_kappas(loso, {"numeric": "k_num", "verifier": "k_ver", "llm": "k_llm"}, ["a", "b"])
+    assert kappas["verifier"] == {"a": 0.5, "b": 0.1}
+    out = select_judge_by_transfer(
+        kappas, {"numeric": 0.01, "verifier": 0.5, "llm": 30.0}, ["numeric", "verifier", "llm"], 2.0,
+        ["numeric", "verifier", "llm"],
+    )  # fmt: skip
+    assert out["selected"] == "numeric"  # 0.20 worst case beats the verifier's 0.10
+    assert "cost" in out["not_admitted"]["llm"]  # the best judge everywhere, but over the CPU bound
+    out = select_judge_by_transfer(kappas, {"numeric": 0.01, "verifier": 0.5}, ["verifier", "numeric"], 2.0,
+                                   ["verifier"])  # fmt: skip
+    assert out["selected"] == "verifier" and "service" in out["not_admitted"]["numeric"]
+    with pytest.raises(ValueError, match="no candidate admitted"):
+        select_judge_by_transfer(kappas, {}, ["numeric"], 2.0, ["numeric"])

@@ -100,7 +100,7 @@ def test_a_timing_stage_depends_on_the_code_it_times(reach):
 
 # Stages that build the matrices and trained retrieval weights, and stages that measure rather than compute.
 BUILDS_MATRICES_OR_WEIGHTS = {"embed", "reranker"}
-MEASURES = {"replay_time", "setup_time", "serve_load", "rebuild_cost"}
+MEASURES = {"replay_time", "setup_time", "serve_load", "rebuild_cost", "judge_cost"}
 
 
 def test_verify_re_executes_every_stage_that_needs_no_matrix():

@@ -31,7 +31,7 @@ try:  # typer >= 0.2x vendors click as typer._click; its exceptions are not clic
 except ImportError:  # pragma: no cover - older typer on top of click
     from click import exceptions as _cx  # type: ignore[no-redef]
 
-JUDGE_CHOICES = ("numeric", "overlap", "llm", "combined", "ragas", "verifier", "study")
+JUDGE_CHOICES = ("numeric", "overlap", "llm", "llm_logprob", "combined", "ragas", "verifier", "study")
 LABEL_FORMATS = ("findver", "attributionbench", "expertqa", "finrag")
 DEFAULT_LLM_CACHE = "llm_cache"
 
@@ -363,10 +363,39 @@ def make_cli_judge(
 
     if name not in JUDGES:
         _fail(f"unknown judge '{name}' (known: {', '.join(JUDGES.names())})")
-    jp = dict((_params("agreement", params_file, required=False).get("judge_params") or {}).get(name) or {})
+    agreement = _params("agreement", params_file, required=False)
+    if name == "llm_logprob":
+        return _calibrated_llm_judge(agreement, cache_mode, cache_dir)
+    jp = dict((agreement.get("judge_params") or {}).get(name) or {})
     needs_llm = name in ("llm", "combined", "ragas")
     llm = make_cli_llm(backend, cache_mode, cache_dir, params_file) if needs_llm else None
     return make_judge(name, llm=llm, **jp)
+
+
+def _calibrated_llm_judge(agreement: dict, cache_mode: str, cache_dir: Path | None):
+    """The calibrated LLM judge exactly as the agreement stage ran it (its model block, with log-probabilities on,
+    and its prompt), cut at the threshold that stage fitted on all its dev claims."""
+    from finrag.core.io import read_json
+    from finrag.llm.backends.base import backend_from_spec
+    from finrag.llm.cache import MODES, CachedLLM
+    from finrag.score.judges.base import make_judge
+
+    if cache_mode not in MODES:
+        _fail(f"--cache-mode must be one of {', '.join(MODES)}, not '{cache_mode}'")
+    mj = agreement.get("model_judges") or {}
+    runs = [(n, r) for n, r in (mj.get("runs") or {}).items() if r.get("judge") == "llm_logprob"]
+    if not runs:
+        _fail("llm_logprob: params.yaml agreement.model_judges.runs has no llm_logprob run to take it from")
+    name, run = runs[0]
+    results = _from_params(agreement.get("metrics_out", "results/metrics/judge_agreement.json"))
+    fitted = (read_json(_need_file(results, "agreement results", "run `dvc repro agreement`")).get(
+        "model_judges", {}).get("runs", {}).get(name, {}).get("calibration") or {}).get("threshold_all")  # fmt: skip
+    if fitted is None:
+        _fail(f"llm_logprob: {results} holds no fitted threshold for '{name}': run `dvc repro agreement`")
+    backend = backend_from_spec((mj.get("backends") or {}).get(run["backend"]), default=run["backend"])
+    where = cache_dir if cache_dir is not None else _from_params(mj.get("cache_dir", DEFAULT_LLM_CACHE))
+    llm = CachedLLM(backend, where, mode=cache_mode, stage="judge")
+    return make_judge("llm_logprob", llm=llm, **{**(run.get("params") or {}), "threshold": fitted})
 
 
 @app.command()
@@ -422,7 +451,12 @@ def agreement(
     balanced_accuracy, raw_agreement, confusion_matrix, plus three_class / answer_level where they apply."""
     from finrag.core.stats import DEFAULT_SEED
     from finrag.ingest.human_claims import sample_stratified
-    from finrag.trust.judge_agreement import GROUP_SAMPLED, evaluate_judge_on, sample_groups
+    from finrag.trust.judge_agreement import (
+        GROUP_SAMPLED,
+        evaluate_judge_on,
+        replayable_items,
+        sample_groups,
+    )
 
     if fmt not in LABEL_FORMATS:
         _fail(f"agreement: --format must be one of {', '.join(LABEL_FORMATS)}, not '{fmt}'")
@@ -441,6 +475,14 @@ def agreement(
             pick = sample_groups if fmt in GROUP_SAMPLED else sample_stratified
             items = pick(items, sample, seed)
         j = make_cli_judge(judge_name, backend, cache_mode, cache_dir, params_file)
+        needs_call: list[str] = []
+        if cache_mode == "replay" and getattr(j, "llm", None) is not None:
+            items, needs_call = replayable_items(items, j)  # judge what the cache holds; name the rest
+            if not items:
+                _fail(
+                    f"agreement: none of the {len(needs_call)} claims is in the response cache; each needs a "
+                    f"model call (first: {needs_call[0]}): run with --cache-mode auto"
+                )
         with (
             warnings.catch_warnings()
         ):  # sklearn's notes on undefined kappa / absent classes: reported as null
@@ -453,6 +495,8 @@ def agreement(
         if extra in bench:
             out[extra] = bench[extra]
     out["loaded"] = loaded.summary()
+    if needs_call:  # replay mode: the figures above are of the replayed claims only
+        out["needs_model_call"] = {"n": len(needs_call), "item_ids": needs_call}
     _emit(out)
 
 

@@ -83,8 +83,14 @@ def rerun_stages(
     return steps
 
 
+# VIRTUAL_ENV would point uv at another environment. PYTHONDONTWRITEBYTECODE (set in some images) would make every
+# stage, a new Python process, recompile each module it imports (about 4 s for scikit-learn and scipy alone): the
+# replay runs with Python's default, bytecode cached after the first import.
+DROPPED_ENV = ("VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")
+
+
 def replay_env(mirror: Path | None) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
     env.update(FINRAG_NO_MLFLOW="1", FINRAG_LLM_MODE="replay")
     if mirror is not None:
         env["FINRAG_MIRROR"] = str(mirror)

@@ -69,6 +69,22 @@ def record_interleaved(runs: Mapping[str, tuple[Sequence[LabelledClaim], Any]], 
     return len(order)
 
 
+def replayable_items(items: Sequence[LabelledClaim], judge) -> tuple[list[LabelledClaim], list[str]]:
+    """For a model judge in replay mode: the items whose verdicts the response cache holds, and the ids of those
+    that would need a model call (each asked once; nothing is called)."""
+    from finrag.llm.cache import CacheMiss
+
+    held, missing = [], []
+    for it in items:
+        try:
+            judge.judge_batch([it.claim], [it.passages], [it.item_id])
+        except CacheMiss:
+            missing.append(it.item_id)
+        else:
+            held.append(it)
+    return held, missing
+
+
 def record_model_judges(
     run_items: Mapping[str, Sequence[LabelledClaim]],
     runs: Mapping[str, Mapping],
@@ -359,6 +375,53 @@ def select_judge(summary: Sequence[Mapping], candidates: Sequence[str], benchmar
     best = max(candidates, key=lambda n: (worst.get(n, -np.inf), -list(candidates).index(n)))
     return {"rule": "max over candidates of the min binary kappa over benchmarks", "candidates": list(candidates),
             "benchmarks": list(benchmarks), "min_kappa": worst, "selected": best}  # fmt: skip
+
+
+def transfer_kappas(
+    loso: Mapping[str, Mapping], keys: Mapping[str, str], benchmarks: Sequence[str]
+) -> dict[str, dict[str, float | None]]:
+    """Each candidate's binary kappa on each benchmark from a model (or rule) that never saw that benchmark: the
+    verifier_train stage's leave-one-source-out block, where `keys` names each candidate's entry."""
+    return {
+        name: {b: (loso.get(b, {}).get(key) or {}).get("kappa") for b in benchmarks}
+        for name, key in keys.items()
+    }
+
+
+def select_judge_by_transfer(
+    kappas: Mapping[str, Mapping[str, float | None]],
+    cpu_hours: Mapping[str, float | None],
+    candidates: Sequence[str],
+    cpu_hours_max: float,
+    service: Sequence[str],
+) -> dict:
+    """The study's groundedness judge, by the rule written 2026-12-06 before any answer was re-scored: among the
+    candidates the service can run and whose measured cost to score every study claim is within `cpu_hours_max`,
+    the one whose lowest leave-one-source-out kappa over the benchmarks is highest (a judge must carry over to a
+    source it never saw, everywhere); ties go to the earlier candidate. A candidate without a measured cost or
+    without a kappa on every benchmark is not admitted."""
+    admitted, reasons, worst = [], {}, {}
+    for name in candidates:
+        ks = list((kappas.get(name) or {}).values())
+        complete = bool(ks) and not any(k is None or np.isnan(k) for k in ks)
+        if complete:
+            worst[name] = float(min(k for k in ks if k is not None))
+        hours = cpu_hours.get(name)
+        if name not in service:
+            reasons[name] = "the service cannot run it on a new answer"
+        elif hours is None or hours > cpu_hours_max:
+            reasons[name] = f"cost {hours} CPU-hours for the study's claims (bound {cpu_hours_max})"
+        elif not complete:
+            reasons[name] = "no leave-one-source-out kappa on every benchmark"
+        else:
+            admitted.append(name)
+    if not admitted:
+        raise ValueError(f"select_judge_by_transfer: no candidate admitted: {reasons}")
+    best = max(admitted, key=lambda n: (worst[n], -list(candidates).index(n)))
+    return {"rule": "max over admitted candidates of the min leave-one-source-out binary kappa over benchmarks",
+            "candidates": list(candidates), "kappa_left_out": {n: dict(kappas.get(n) or {}) for n in candidates},
+            "cpu_hours_for_study": {n: cpu_hours.get(n) for n in candidates}, "cpu_hours_max": cpu_hours_max,
+            "not_admitted": reasons, "min_kappa": worst, "selected": best}  # fmt: skip
 
 
 # ------------------------------------------------------------------ calibrating a scoring judge's threshold

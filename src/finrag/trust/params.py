@@ -3,7 +3,7 @@ only the stages that read them (finrag.core.params has the base model and the ru
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from finrag.core.params import Block, CacheMode, Spec, StageParams
 
@@ -14,9 +14,24 @@ class GraderValidationParams(StageParams):
     disagreements_out: str
 
 
+class TransferSource(Block):
+    source: str  # the verifier_train stage's metrics: leave_one_source_out holds every candidate's kappa
+    keys: dict[str, str]  # candidate -> its entry under each benchmark there
+
+
+class CostBound(Block):
+    source: str  # the judge_cost stage's metrics
+    cpu_hours_max: float  # to score every study claim
+
+
 class JudgeSelection(Block):
     candidates: list[str]
     benchmarks: list[str]
+    # "transfer" (written 2026-12-06): leave-one-source-out kappa, cost bound, service; "dev": the first rule
+    rule: Literal["dev", "transfer"] = "dev"
+    transfer: TransferSource | None = None
+    cost: CostBound | None = None
+    service: list[str] = []  # judges the service can run on a new answer (no model call)
 
 
 class ModelJudges(Block):

@@ -27,7 +27,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from finrag.core.io import canonical_json, read_jsonl, sha256_text, write_json, write_jsonl
 from finrag.core.stats import agreement
 from finrag.score.verifier.build import HUMAN_SETS, claim_text_key, human_rows
-from finrag.score.verifier.calibrate import best_threshold, fit_study, study_features
+from finrag.score.verifier.calibrate import best_threshold, fit_study, study_features, study_prob
 from finrag.score.verifier.features import FEATURES, featurise, verifier_embedder
 
 log = logging.getLogger(__name__)
@@ -102,14 +102,25 @@ def _save(obj, path: Path) -> None:
 
 
 def leave_one_source_out(
-    x_all: np.ndarray, y: np.ndarray, w: np.ndarray, human: list[dict], oof: np.ndarray, p: dict
+    x_all: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    human: list[dict],
+    oof: np.ndarray,
+    p: dict,
+    numeric: np.ndarray | None = None,
 ) -> dict:
     """Each human set scored by a model that never saw it (the synthetic pairs and the other human sets), beside
     the within-set cross-fit. Why: the dev sets' cross-fitted agreement fell on their held-out halves; leaving a
     whole source out (with the claims other sets share with it) shows how much carries over to a source it has not
     seen.
     ROC AUC needs no threshold; kappa is at the model's own 0.5 point (decision function 0), since a threshold fitted
-    on the left-out set would use its labels."""
+    on the left-out set would use its labels.
+
+    With `numeric` (the numeric judge's verdict on each human claim), the same claims also give the two other
+    candidates of the judge selection rule: the numeric judge (it learns nothing, so its kappa is its transfer), and
+    the study judge, its combiner fitted on the other sets' out-of-fold rows and applied to the left-out model's
+    logits (those rows' logits came from fold models that saw part of the left-out set: a slight optimism)."""
     from sklearn.metrics import roc_auc_score
 
     ns = len(y) - len(human)
@@ -143,6 +154,25 @@ def leave_one_source_out(
                 groups=[human[i]["group"] for i in test],
             ),  # fmt: skip
         }
+        if numeric is not None:
+            groups = [human[i]["group"] for i in test]
+            num = ["supported" if numeric[i] == "supported" else "not_supported" for i in test]
+            has_fig = x_all[ns:, FEATURES.index("has_figures")]
+            others = [i for i in range(len(human)) if bench[i] != b and text[i] not in left_out]
+            combiner = fit_study(
+                np.array([study_features(oof[i], str(numeric[i]), bool(has_fig[i])) for i in others]),
+                y[[ns + i for i in others]],
+            )
+            study = [
+                "supported"
+                if study_prob(combiner, study_features(float(sc), str(numeric[i]), bool(has_fig[i])))
+                >= combiner["threshold"]
+                else "not_supported"
+                for sc, i in zip(s, test, strict=True)
+            ]
+            labels = ["supported", "not_supported"]
+            out[b]["numeric_same_claims"] = agreement(human_lab, num, labels, seed=p["seed"], groups=groups)
+            out[b]["study_left_out"] = agreement(human_lab, study, labels, seed=p["seed"], groups=groups)
     return out
 
 
@@ -239,7 +269,7 @@ def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numer
     # no wall times: the model folder is a DVC output, byte-stable
     write_json(out_dir / "metrics.json", metrics)
     # reported beside the model (results/metrics/verifier_train.json), not in its folder: the model is unchanged
-    metrics["leave_one_source_out"] = leave_one_source_out(x_all, y, w, human, oof, p)
+    metrics["leave_one_source_out"] = leave_one_source_out(x_all, y, w, human, oof, p, numeric)
     seconds = {"features": round(t_feat, 1), "total": round(time.time() - t0, 1)}
     log.info("verifier_train: %.1f s features, %.1f s total", seconds["features"], seconds["total"])
     metrics["seconds"] = seconds

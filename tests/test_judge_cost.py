@@ -1,0 +1,43 @@
+"""The judge-cost measurement behind the selection rule's CPU bound."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from finrag.trust.judge_cost import recorded_model_cost, study_claims, time_judge
+
+
+def test_study_claims_keep_one_batch_per_answer_with_its_passages():
+    answers = [
+        SimpleNamespace(text="Revenue was $5.2 billion in 2022. Net income rose to $1.1 billion.",
+                        passages=[SimpleNamespace(text="p1", n=1, doc_id="d", pages=[1])]),
+        SimpleNamespace(text="", passages=[]),
+    ]  # fmt: skip
+    batches = study_claims(answers)
+    assert len(batches) == 1 and len(batches[0][0]) == 2
+
+
+def test_time_judge_counts_every_claim_once():
+    seen = []
+
+    class Judge:
+        def judge_batch(self, claims, passages, ids):
+            seen.extend(claims)
+            return []
+
+    out = time_judge(Judge(), [(["a", "b"], ["p"]), (["c"], ["q"])])
+    assert seen == ["a", "b", "c"] and out["claims_timed"] == 3 and out["cpu_seconds_per_claim"] >= 0
+
+
+def test_recorded_model_cost_reads_the_calls_of_one_template_and_model(tmp_path):
+    rows = [
+        {"latency_s": 4.0, "request": {"template_id": "t@1", "model": "m"}},
+        {"latency_s": 6.0, "request": {"template_id": "t@1", "model": "m"}},
+        {"latency_s": 99.0, "request": {"template_id": "other@1", "model": "m"}},
+    ]
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = recorded_model_cost(tmp_path, "t@1", "m", threads=2)
+    assert out["recorded_calls"] == 2 and out["cpu_seconds_per_claim"] == 10.0
+    assert recorded_model_cost(tmp_path, "none@1", "m", 2)["cpu_seconds_per_claim"] is None
