@@ -9,20 +9,18 @@ passages once for all of them; each family's outputs are written exactly as its 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 
 from _stage import main
 from finrag.core.contracts import Question
-from finrag.core.io import canonical_json, read_jsonl, write_json, write_jsonl
+from finrag.core.io import read_jsonl, write_json, write_jsonl
 from finrag.core.tracking import stage_run
 from finrag.generate.params import GenerateParams
 from finrag.generate.run import (
     backend_settings,
-    family_specs,
     generate_answers,
-    question_sample,
+    plan_runs,
     run_stats,
     select_families,
     shared_backend,
@@ -30,22 +28,6 @@ from finrag.generate.run import (
 from finrag.llm.backends.base import make_backend
 from finrag.llm.cache import CachedLLM
 from finrag.retrieve.contexts import load_frozen_contexts
-
-
-def load_conditions(
-    contexts: dict, conditions_dir: Path, names: list[str], chunks_dir: Path
-) -> dict[str, str]:
-    """Add each named context condition's passages to `contexts` under (qid, name); return name -> its mode."""
-    modes: dict[str, str] = {}
-    for name in names:
-        path = conditions_dir / f"{name}.jsonl"
-        if not path.is_file():
-            raise FileNotFoundError(f"context condition '{name}' not found at {path}: run context_conditions")
-        _setup, thawed = load_frozen_contexts(path, chunks_dir)
-        for (qid, mode), passages in thawed.items():
-            contexts[(qid, name)] = passages
-            modes[name] = mode
-    return modes
 
 
 def run() -> None:
@@ -72,33 +54,14 @@ def run() -> None:
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
     backend_name, overrides = shared_backend(fams)
-    named = sorted({mode for fam in fams.values() for mode in fam["contexts"]} - {"retrieved", "oracle"})
+    questions = [q for q in read_jsonl(Path(p.questions), Question) if q.available]
     try:
         setup, contexts = load_frozen_contexts(Path(p.contexts), Path(p.chunks_dir))
-        condition_modes = load_conditions(contexts, Path(p.conditions_dir), named, Path(p.chunks_dir))
+        questions, specs = plan_runs(p.as_dict(), fams, questions, contexts, Path(p.chunks_dir))
     except (ValueError, FileNotFoundError) as exc:
         raise SystemExit(str(exc)) from None
-    questions = [q for q in read_jsonl(Path(p.questions), Question) if q.available]
-    # each family's declared question sample, drawn from the file's order (the draw depends on nothing else)
-    sampled = {name: [q.qid for q in question_sample(questions, fam["questions"])]
-               for name, fam in fams.items() if fam.get("questions")}  # fmt: skip
-    draws = {canonical_json({k: v for k, v in fam["questions"].items() if k != "size"})
-             for fam in fams.values() if fam.get("questions")}  # fmt: skip
-    if len(draws) > 1:
-        raise SystemExit(f"families {sorted(fams)} declare different question draws: run them one at a time")
-    if draws:  # record in the draw's order, so a stopped recording leaves a usable prefix
-        first = [
-            q.qid for q in question_sample(questions, {**json.loads(draws.pop()), "size": len(questions)})
-        ]
-        rank = {qid: i for i, qid in enumerate(first)}
-        questions = sorted(questions, key=lambda q: rank.get(q.qid, len(rank)))
     if shard is not None:
         questions = questions[shard[0] :: shard[1]]
-    specs = [
-        spec
-        for name, fam in fams.items()
-        for spec in family_specs(name, fam, p.decoding, condition_modes, sampled.get(name))
-    ]
     absent = [(q.qid, s.contexts_key) for q in questions for s in specs
               if s.asks(q.qid) and (q.qid, s.contexts_key) not in contexts]  # fmt: skip
     if absent:

@@ -12,6 +12,7 @@ from finrag.core.contracts import Question
 from finrag.core.io import read_jsonl, write_json
 from finrag.core.provenance import provenance
 from finrag.generate.params import GenerateParams
+from finrag.retrieve.conditions import condition_files
 from finrag.retrieve.contexts import load_frozen_contexts
 from finrag.retrieve.metrics import evidence_recall
 from finrag.score.conditions import ConditionsParams, dose_table, plot_conditions, position_table, run_costs
@@ -49,14 +50,11 @@ def run() -> None:
     )
     recall: dict[str, dict] = {}
     for level in p.levels:
-        path = (
-            Path(p.contexts)
-            if level in ("retrieved", "oracle")
-            else Path(p.conditions_dir) / f"{level}.jsonl"
-        )
+        frozen = level in ("retrieved", "oracle")
+        path = Path(p.contexts) if frozen else condition_files(Path(p.conditions_dir), [level])[level]
         _setup, contexts = load_frozen_contexts(path, Path(p.chunks_dir))
         recall[level] = {qid: evidence_recall(questions[qid], ps) for (qid, mode), ps in contexts.items()
-                         if mode == level or level not in ("retrieved", "oracle")}  # fmt: skip
+                         if mode == level or not frozen}  # fmt: skip
     by_run: dict[str, list] = {}
     for a in answers:
         by_run.setdefault(a.run_id, []).append(a)

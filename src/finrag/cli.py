@@ -476,7 +476,8 @@ def agreement(
             items = pick(items, sample, seed)
         j = make_cli_judge(judge_name, backend, cache_mode, cache_dir, params_file)
         needs_call: list[str] = []
-        if cache_mode == "replay" and getattr(j, "llm", None) is not None:
+        one_call_per_claim = getattr(j, "batch_size", 1) == 1 and getattr(j, "llm", None) is not None
+        if cache_mode == "replay" and one_call_per_claim:
             items, needs_call = replayable_items(items, j)  # judge what the cache holds; name the rest
             if not items:
                 _fail(
@@ -587,7 +588,7 @@ def progress(
     from finrag.core.io import read_jsonl
     from finrag.generate.run import (
         backend_settings,
-        family_specs,
+        plan_runs,
         recording_progress,
         seconds_left,
         select_families,
@@ -603,14 +604,14 @@ def progress(
             _need_file(_from_params(p["contexts"]), "contexts file", "run the contexts stage"),
             _from_params(p["chunks_dir"]),
         )
-        questions = [q for q in read_jsonl(_from_params(p["questions"]), Question) if q.available]
+        available = [q for q in read_jsonl(_from_params(p["questions"]), Question) if q.available]
         cache = ResponseCache(_from_params(p["cache_dir"]))  # read once for every family
         out: dict = {}
         for name, fam in fams.items():
             backend = make_backend(
                 fam["backend"], **backend_settings(p, fam["backend"], fam.get("backend_params"))
             )
-            specs = family_specs(name, fam, p["decoding"])
+            questions, specs = plan_runs(p, {name: fam}, available, contexts, _from_params(p["chunks_dir"]))
             runs = recording_progress(questions, contexts, backend.identity(), cache, specs, p["decoding"])
             out[name] = {
                 "calls": sum(r["calls"] for r in runs.values()),

@@ -11,6 +11,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from tqdm import tqdm
 
@@ -77,14 +78,75 @@ def family_specs(
 
 def question_sample(questions: Sequence[Question], sample: Mapping | None) -> list[Question]:
     """A family's declared question sample (`questions: {kinds, seed, size}`), in its draw order: the first `size`
-    (default: all) of one seeded shuffle of the questions of those kinds. Raising `size` keeps every question drawn before (the
-    recorded calls stay in use), and recording in draw order leaves a usable prefix whenever it stops."""
+    (default: all) of one seeded shuffle of the questions of those kinds, in the order given (the generate stage
+    gives the available ones in the file's order). Raising `size` keeps every question drawn before (the recorded
+    calls stay in use), and recording in draw order leaves a usable prefix whenever it stops. The shuffle is of the
+    whole pool: a question added to or removed from it (a filing the mirror gains) redraws the others."""
     if not sample:
         return list(questions)
     pool = [q for q in questions if not sample.get("kinds") or q.kind in sample["kinds"]]
     ranks = per_stratum_ranks(pool, lambda _q: "all", int(sample["seed"]))
     ordered = [q for _, q in sorted(zip(ranks, pool, strict=True), key=lambda t: t[0])]
     return ordered[: int(sample.get("size", len(ordered)))]
+
+
+def load_conditions(
+    contexts: dict[tuple[str, str], list[Passage]],
+    conditions_dir: Path,
+    names: Sequence[str],
+    chunks_dir: Path,
+) -> dict[str, str]:
+    """Add each named context condition's passages (the context_conditions stage's file) to `contexts` under
+    (qid, name); return name -> the frozen mode its passages are (so each answer keeps a valid context_mode)."""
+    from finrag.retrieve.conditions import condition_files
+    from finrag.retrieve.contexts import load_frozen_contexts
+
+    modes: dict[str, str] = {}
+    for name, path in condition_files(conditions_dir, names).items():
+        if not path.is_file():
+            raise FileNotFoundError(f"context condition '{name}' not found at {path}: run context_conditions")
+        _setup, thawed = load_frozen_contexts(path, chunks_dir)
+        for (qid, mode), passages in thawed.items():
+            contexts[(qid, name)] = passages
+            modes[name] = mode
+    return modes
+
+
+def plan_runs(
+    p: Mapping,
+    fams: Mapping[str, Mapping],
+    questions: Sequence[Question],
+    contexts: dict[tuple[str, str], list[Passage]],
+    chunks_dir: Path,
+) -> tuple[list[Question], list[RunSpec]]:
+    """The questions in the order to ask them and every run spec of `fams`, with the context conditions they name
+    loaded into `contexts` and each family's declared question draw (drawn from `questions` as given: the
+    available ones in the file's order). One plan for the generate stage and `finrag progress`. Families with a
+    draw and families without one are not run in one pass (the draw's order would reorder the others' answers)."""
+    named = sorted({m for fam in fams.values() for m in fam["contexts"]} - {"retrieved", "oracle"})
+    modes = load_conditions(contexts, Path(p["conditions_dir"]), named, chunks_dir) if named else {}
+    with_draw = [n for n, f in fams.items() if f.get("questions")]
+    if with_draw and len(with_draw) != len(fams):
+        raise ValueError(
+            f"families {with_draw} declare a question draw and the others do not: run them apart"
+        )
+    draws = {
+        canonical_json({k: v for k, v in fams[n]["questions"].items() if k != "size"}) for n in with_draw
+    }
+    if len(draws) > 1:
+        raise ValueError(f"families {sorted(fams)} declare different question draws: run them one at a time")
+    sampled = {n: [q.qid for q in question_sample(questions, fams[n]["questions"])] for n in with_draw}
+    ordered = list(questions)
+    if draws:  # ask in the draw's order, so a stopped recording leaves a usable prefix
+        first = question_sample(questions, {**json.loads(draws.pop()), "size": len(questions)})
+        rank = {q.qid: i for i, q in enumerate(first)}
+        ordered = sorted(questions, key=lambda q: rank.get(q.qid, len(rank)))
+    specs = [
+        spec
+        for name, fam in fams.items()
+        for spec in family_specs(name, fam, p["decoding"], modes, sampled.get(name))
+    ]
+    return ordered, specs
 
 
 def select_families(p: Mapping, names: Sequence[str]) -> dict[str, Mapping]:

@@ -127,7 +127,9 @@ def paired_difference(values: np.ndarray, binary: bool, n_resamples: int, seed: 
 def level_trend(values: np.ndarray, n_resamples: int, seed: int) -> dict:
     """The change per level (mean over questions of each question's least-squares slope over levels 1..L, with a
     paired bootstrap interval) and a two-sided within-question permutation test of it, on the questions defined
-    at every level."""
+    at every level. With three equally spaced levels the slope is (level 3 - level 1) / 2: the middle level
+    weighs nothing in the estimate or the test, which ask whether the outcome rises from the weakest retrieval to
+    the strongest; the per-level shares show the shape."""
     full = values[~np.isnan(values).any(axis=1)]
     n, levels = full.shape if full.ndim == 2 else (0, 0)
     if n < 2 or levels < 2:
@@ -199,15 +201,9 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 def run_costs(answers_by_run: Mapping[str, Sequence]) -> dict:
     """Each scored condition run's recorded model time and tokens (the calls' own latencies, replayed)."""
-    return {
-        run: {
-            "answers": len(rows),
-            "model_seconds": round(sum(a.latency_s for a in rows), 1),
-            "input_tokens": int(sum(a.usage.get("input_tokens", 0) for a in rows)),
-            "output_tokens": int(sum(a.usage.get("output_tokens", 0) for a in rows)),
-        }
-        for run, rows in sorted(answers_by_run.items())
-    }
+    from finrag.generate.run import run_stats
+
+    return {run: run_stats(rows) for run, rows in sorted(answers_by_run.items())}
 
 
 def plot_conditions(position: Mapping, dose: Mapping, path) -> None:
@@ -221,7 +217,7 @@ def plot_conditions(position: Mapping, dose: Mapping, path) -> None:
     for j, metric in enumerate(("correct", "fully_grounded")):
         ys = np.arange(len(labels)) + (j - 0.5) * 0.3
         diffs = [position[g]["metrics"][metric]["shuffled_minus_gold_first"] for g in labels]
-        vals = [d["difference"] or 0.0 for d in diffs]
+        vals = [d["difference"] if d["difference"] is not None else np.nan for d in diffs]
         errs = np.array(
             [
                 [v - (d["ci"] or [v, v])[0], (d["ci"] or [v, v])[1] - v]

@@ -70,8 +70,10 @@ def record_interleaved(runs: Mapping[str, tuple[Sequence[LabelledClaim], Any]], 
 
 
 def replayable_items(items: Sequence[LabelledClaim], judge) -> tuple[list[LabelledClaim], list[str]]:
-    """For a model judge in replay mode: the items whose verdicts the response cache holds, and the ids of those
-    that would need a model call (each asked once; nothing is called)."""
+    """For a model judge that makes one call a claim (llm_logprob, an LLM judge with batch_size 1), in replay mode:
+    the items whose verdicts the response cache holds, and the ids of those that would need a model call (each
+    asked once, alone; nothing is called). A batching judge's calls hold several claims, so asking one alone
+    would miss."""
     from finrag.llm.cache import CacheMiss
 
     held, missing = [], []

@@ -120,7 +120,10 @@ def leave_one_source_out(
     With `numeric` (the numeric judge's verdict on each human claim), the same claims also give the two other
     candidates of the judge selection rule: the numeric judge (it learns nothing, so its kappa is its transfer), and
     the study judge, its combiner fitted on the other sets' out-of-fold rows and applied to the left-out model's
-    logits (those rows' logits came from fold models that saw part of the left-out set: a slight optimism)."""
+    logits. Two approximations, both stated in the report: those rows' logits came from fold models that saw part of
+    the left-out set, and from other models than the one whose logits the combiner is then applied to (their
+    scales can differ); and the verifier is cut at its 0.5 point here, not at the calibrated threshold it uses in
+    service (a threshold fitted with the left-out set's labels would leak)."""
     from sklearn.metrics import roc_auc_score
 
     ns = len(y) - len(human)
