@@ -14,8 +14,15 @@ from finrag.core.provenance import provenance
 from finrag.generate.params import GenerateParams
 from finrag.retrieve.conditions import condition_files
 from finrag.retrieve.contexts import load_frozen_contexts
-from finrag.retrieve.metrics import evidence_recall
-from finrag.score.conditions import ConditionsParams, dose_table, plot_conditions, position_table, run_costs
+from finrag.retrieve.metrics import evidence_pages, evidence_recall
+from finrag.score.conditions import (
+    ConditionsParams,
+    by_gold_position,
+    dose_table,
+    plot_conditions,
+    position_table,
+    run_costs,
+)
 from finrag.score.evaluate import load_answers, score_answers
 from finrag.score.judges.base import make_judge
 from finrag.score.params import ScoreParams
@@ -55,11 +62,16 @@ def run() -> None:
         _setup, contexts = load_frozen_contexts(path, Path(p.chunks_dir))
         recall[level] = {qid: evidence_recall(questions[qid], ps) for (qid, mode), ps in contexts.items()
                          if mode == level or not frozen}  # fmt: skip
+    threads = GenerateParams.load().backends.get("llamacpp", {}).get("n_threads")
     by_run: dict[str, list] = {}
     for a in answers:
         by_run.setdefault(a.run_id, []).append(a)
-    threads = GenerateParams.load().backends.get("llamacpp", {}).get("n_threads")
     position, dose = position_table(records, complete), dose_table(records, complete, recall)
+    evidence_of = {qid: evidence_pages(q) for qid, q in questions.items()}
+    for label, runs in complete.position.items():  # where the gold passage landed in the shuffled order
+        position[label]["by_gold_position"] = by_gold_position(
+            records, by_run.get(runs.shuffled, []), evidence_of, runs
+        )
     out = {
         "position": position,
         "dose": dose,

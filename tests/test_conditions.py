@@ -108,3 +108,16 @@ def test_tables_pair_on_the_questions_every_run_answered():
     assert dose["questions"] == 1 and dose["evidence_recall"] == [0.0, 1.0]
     assert [lv["value"] for lv in dose["metrics"]["correct"]["levels"]] == [0.0, 1.0]
     assert dose["metrics"]["citation_recall"]["levels"][0]["n"] == 0
+
+
+def test_gold_position_finds_the_first_passage_showing_evidence():
+    from finrag.score.conditions import by_gold_position, gold_position
+
+    ps = [SimpleNamespace(doc_id="d", pages=[3]), SimpleNamespace(doc_id="d", pages=[7, 8])]
+    assert gold_position(ps, {("d", 8)}) == 2 and gold_position(ps, {("e", 3)}) is None
+    answers = [SimpleNamespace(qid="a", passages=ps), SimpleNamespace(qid="b", passages=ps)]
+    recs = _records([("s", "a", True), ("g", "a", True), ("s", "b", False), ("g", "b", True)])
+    rows = by_gold_position(recs, answers, {"a": {("d", 3)}, "b": {("d", 7)}},
+                            SimpleNamespace(gold_first="g", shuffled="s"))  # fmt: skip
+    assert rows == {"1": {"n": 1, "shuffled_correct": 1, "gold_first_correct": 1},
+                    "2": {"n": 1, "shuffled_correct": 0, "gold_first_correct": 1}}  # fmt: skip

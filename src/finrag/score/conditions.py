@@ -251,3 +251,33 @@ def plot_conditions(position: Mapping, dose: Mapping, path) -> None:
     right.legend(fontsize=7)
     fig.tight_layout()
     _save(fig, path)
+
+
+def gold_position(passages: Sequence, evidence: set[tuple[str, int]]) -> int | None:
+    """1-based position of the first passage that shows an evidence page; None when none does."""
+    for i, ps in enumerate(passages, 1):
+        if any((ps.doc_id, page) in evidence for page in ps.pages):
+            return i
+    return None
+
+
+def by_gold_position(
+    records: Sequence[ScoredAnswer],
+    shuffled_answers: Sequence,
+    evidence_of: Mapping[str, set],
+    runs: PositionRuns,
+) -> dict:
+    """Correctness in the shuffled order by where the first gold passage landed, beside the same questions'
+    gold-first correctness: does the answer follow the evidence, or passage 1?"""
+    where = {a.qid: gold_position(a.passages, evidence_of.get(a.qid, set())) for a in shuffled_answers}
+    correct = {(r.run_id, r.qid): bool(r.correct) for r in records}
+    rows: dict[str, dict] = {}
+    for qid, pos in sorted(where.items()):
+        key = str(pos) if pos is not None else "none"
+        if (runs.shuffled, qid) not in correct or (runs.gold_first, qid) not in correct:
+            continue
+        row = rows.setdefault(key, {"n": 0, "shuffled_correct": 0, "gold_first_correct": 0})
+        row["n"] += 1
+        row["shuffled_correct"] += correct[(runs.shuffled, qid)]
+        row["gold_first_correct"] += correct[(runs.gold_first, qid)]
+    return dict(sorted(rows.items()))
