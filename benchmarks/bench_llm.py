@@ -26,7 +26,7 @@ import time
 from finrag.core.config import mirror_dir
 from finrag.llm.backends.llamacpp import LlamaCppBackend
 from finrag.llm.local_model import import_llama_cpp, model_params_override, packaged_gguf
-from finrag.llm.prompts import render
+from finrag.llm.prompts.render import render
 
 STYLES = ("plain", "decline")
 
