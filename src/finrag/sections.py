@@ -14,14 +14,17 @@ from finrag.generate.params import GenerateParams
 from finrag.ingest.params import DataParams, IngestParams, QuestionsParams
 from finrag.release.params import ReplayTimeParams
 from finrag.report.params import PredictionsParams
+from finrag.retrieve.conditions import ContextConditionsParams
 from finrag.retrieve.evaluation_params import ContextsParams, GridParams, RetrieveFilteredParams, SelectParams
 from finrag.retrieve.finance_params import RetrieveFinanceDenseParams, RetrieveFinanceParams
 from finrag.retrieve.params import ChunkParams, EmbedParams, RerankerParams, RetrieveParams
 from finrag.retrieve.rebuild_cost import RebuildCostParams
+from finrag.score.conditions import ConditionsParams
 from finrag.score.params import ScoreParams
 from finrag.score.verifier.params import VerifierDataParams, VerifierTrainParams
 from finrag.serve.params import ServeLoadParams, ServeParams, SetupTimeParams
 from finrag.synthetic.params import SyntheticCorpusParams, SyntheticGenerateParams, SyntheticStudyParams
+from finrag.trust.judge_cost import JudgeCostParams
 from finrag.trust.params import AgreementParams, GraderValidationParams
 
 SECTIONS: dict[str, type[StageParams]] = {
@@ -55,6 +58,9 @@ SECTIONS: dict[str, type[StageParams]] = {
         SetupTimeParams,
         ReplayTimeParams,
         RebuildCostParams,
+        ContextConditionsParams,
+        ConditionsParams,
+        JudgeCostParams,
     )
 }
 
