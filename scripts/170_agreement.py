@@ -4,7 +4,6 @@ on a nested subsample through the response cache, and against each other (AI vs 
 
 from __future__ import annotations
 
-import copy
 import os
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from finrag.trust.judge_agreement import (
     crossfit_verdicts,
     evaluate_judge_on,
     judge_items,
+    model_judge,
     model_judge_sample,
     pair_rows,
     record_model_judges,
@@ -55,11 +55,7 @@ def _model_judges(p: AgreementParams, items: list, result: dict, records: dict) 
         if bname not in backends:
             backends[bname] = backend_from_spec(mj.backends.get(bname), default=bname)
         llm = CachedLLM(backends[bname], mj.cache_dir, mode=mode, stage="agreement")
-        jparams = copy.deepcopy(run.get("params") or {})  # never write into the params being recorded
-        if "decoding" in run:  # combined passes it on to its LLM judge
-            target = jparams.setdefault("llm_judge", {}) if run["judge"] == "combined" else jparams
-            target["decoding"] = run["decoding"]
-        judge = make_judge(run["judge"], llm=llm, **jparams)
+        judge = model_judge(run, llm)
         judge.name = name
         return judge, llm
 

@@ -12,6 +12,7 @@ from finrag.core.contracts import Question
 from finrag.core.io import read_jsonl, write_json
 from finrag.core.provenance import provenance
 from finrag.generate.params import GenerateParams
+from finrag.generate.run import run_stats
 from finrag.retrieve.conditions import condition_files
 from finrag.retrieve.contexts import load_frozen_contexts
 from finrag.retrieve.metrics import evidence_pages, evidence_recall
@@ -21,7 +22,6 @@ from finrag.score.conditions import (
     dose_table,
     plot_conditions,
     position_table,
-    run_costs,
 )
 from finrag.score.evaluate import load_answers, score_answers
 from finrag.score.judges.base import make_judge
@@ -77,7 +77,10 @@ def run() -> None:
         "dose": dose,
         "levels": p.levels,
         "pending_runs": pending,
-        "costs": {"runs": run_costs(by_run), "llamacpp_threads": threads},
+        "costs": {
+            "runs": {run: run_stats(rows) for run, rows in sorted(by_run.items())},
+            "llamacpp_threads": threads,
+        },
         "judge": judge.name,
     }
     plot_conditions(position, dose, Path(p.plot_out))

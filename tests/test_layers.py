@@ -87,14 +87,6 @@ def test_no_import_cycles():
         pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
 
 
-# Known debt (2026-12-06), to mend with the next re-measure of the timing stages that reach these modules: the
-# conditions plot borrows the scoring plots' private figure helpers (they should become public in score/plots.py).
-KNOWN_PRIVATE_IMPORTS = {
-    "finrag.score.conditions: from finrag.score.plots import _plt",
-    "finrag.score.conditions: from finrag.score.plots import _save",
-}
-
-
 def test_no_private_name_is_imported_across_modules():
     mods = _modules()
     bad = [
@@ -105,7 +97,7 @@ def test_no_private_name_is_imported_across_modules():
         for name in names
         if name.startswith("_") and not name.startswith("__")
     ]
-    assert set(bad) <= KNOWN_PRIVATE_IMPORTS, "\n".join(sorted(set(bad) - KNOWN_PRIVATE_IMPORTS))
+    assert not bad, "\n".join(sorted(bad))
 
 
 def test_the_root_holds_only_the_cli_and_the_sections_registry():

@@ -378,7 +378,7 @@ def _calibrated_llm_judge(agreement: dict, cache_mode: str, cache_dir: Path | No
     from finrag.core.io import read_json
     from finrag.llm.backends.base import backend_from_spec
     from finrag.llm.cache import MODES, CachedLLM
-    from finrag.score.judges.base import make_judge
+    from finrag.trust.judge_agreement import model_judge
 
     if cache_mode not in MODES:
         _fail(f"--cache-mode must be one of {', '.join(MODES)}, not '{cache_mode}'")
@@ -395,7 +395,7 @@ def _calibrated_llm_judge(agreement: dict, cache_mode: str, cache_dir: Path | No
     backend = backend_from_spec((mj.get("backends") or {}).get(run["backend"]), default=run["backend"])
     where = cache_dir if cache_dir is not None else _from_params(mj.get("cache_dir", DEFAULT_LLM_CACHE))
     llm = CachedLLM(backend, where, mode=cache_mode, stage="judge")
-    return make_judge("llm_logprob", llm=llm, **{**(run.get("params") or {}), "threshold": fitted})
+    return model_judge(run, llm, threshold=fitted)
 
 
 @app.command()

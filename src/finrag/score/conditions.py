@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from finrag.core.params import StageParams
-from finrag.core.stats import wilson_interval
+from finrag.core.stats import mean_ci, proportion
 from finrag.score.record import ScoredAnswer
 
 BINARY = ("correct", "fully_grounded", "correct_and_grounded", "declined")
@@ -78,29 +78,18 @@ def _table(records: Sequence[ScoredAnswer], runs: Sequence[str], metric: str) ->
     return qids, values.reshape(len(qids), len(runs))
 
 
-def _share(values: np.ndarray, binary: bool) -> dict:
+def _share(values: np.ndarray, binary: bool, n_resamples: int, seed: int) -> dict:
+    """A yes/no outcome's share with its Wilson interval, or a graded outcome's mean with its bootstrap interval,
+    over the questions where it is defined."""
     kept = values[~np.isnan(values)]
     n = int(kept.size)
     if n == 0:
         return {"n": 0, "value": None, "ci": None}
     if binary:
-        k = int(kept.sum())
-        return {"n": n, "k": k, "value": k / n, "ci": list(wilson_interval(k, n))}
-    return {"n": n, "value": float(kept.mean()), "ci": None}
-
-
-def _bootstrap(stat, values: np.ndarray, n_resamples: int, seed: int) -> list[float] | None:
-    """Percentile interval of `stat` over questions resampled with replacement (rows of `values`)."""
-    if len(values) < 2:
-        return None
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(values), size=(n_resamples, len(values)))
-    draws = np.array([stat(values[i]) for i in idx])
-    draws = draws[~np.isnan(draws)]
-    if draws.size == 0:
-        return None
-    lo, hi = np.percentile(draws, [2.5, 97.5])
-    return [float(lo), float(hi)]
+        share = proportion(int(kept.sum()), n)
+        return {"n": n, "k": share["k"], "value": share["p"], "ci": share["ci"]}
+    mean = mean_ci(kept, n_resamples=n_resamples, seed=seed)
+    return {"n": n, "value": mean["mean"], "ci": mean["ci"]}
 
 
 def paired_difference(values: np.ndarray, binary: bool, n_resamples: int, seed: int) -> dict:
@@ -114,7 +103,7 @@ def paired_difference(values: np.ndarray, binary: bool, n_resamples: int, seed: 
         return {**out, "difference": None, "ci": None, "p": None}
     diff = both[:, 1] - both[:, 0]
     out["difference"] = float(diff.mean())
-    out["ci"] = _bootstrap(lambda d: float(d.mean()), diff, n_resamples, seed)
+    out["ci"] = mean_ci(diff, n_resamples=n_resamples, seed=seed)["ci"]
     if binary:
         gained, lost = int((diff > 0).sum()), int((diff < 0).sum())
         out.update(gained=gained, lost=lost)
@@ -135,12 +124,9 @@ def level_trend(values: np.ndarray, n_resamples: int, seed: int) -> dict:
     if n < 2 or levels < 2:
         return {"n": int(n), "per_level": None, "ci": None, "p": None}
     x = np.arange(levels, dtype=float) - (levels - 1) / 2
-    weights = x / float((x**2).sum())  # slope of each row = row @ weights
-
-    def mean_slope(rows: np.ndarray) -> float:
-        return float((rows @ weights).mean())
-
-    observed = mean_slope(full)
+    weights = x / float((x**2).sum())  # each question's least-squares slope = its row @ weights
+    slopes = full @ weights
+    observed = float(slopes.mean())
     rng = np.random.default_rng(seed)
     order = np.argsort(rng.random((n_resamples, n, levels)), axis=2)
     permuted = np.take_along_axis(np.broadcast_to(full, (n_resamples, n, levels)), order, axis=2)
@@ -149,7 +135,7 @@ def level_trend(values: np.ndarray, n_resamples: int, seed: int) -> dict:
     return {
         "n": int(n),
         "per_level": observed,
-        "ci": _bootstrap(mean_slope, full, n_resamples, seed),
+        "ci": mean_ci(slopes, n_resamples=n_resamples, seed=seed)["ci"],
         "p": float(p),
     }
 
@@ -164,8 +150,8 @@ def position_table(records: Sequence[ScoredAnswer], p: ConditionsParams) -> dict
             qids, values = _table(records, pair, metric)
             binary = metric in BINARY
             rows[metric] = {
-                "gold_first": _share(values[:, 0], binary),
-                "shuffled": _share(values[:, 1], binary),
+                "gold_first": _share(values[:, 0], binary, p.n_resamples, p.seed),
+                "shuffled": _share(values[:, 1], binary, p.n_resamples, p.seed),
                 "shuffled_minus_gold_first": paired_difference(values, binary, p.n_resamples, p.seed),
             }
         out[label] = {"runs": pair, "questions": len(qids), "metrics": rows}
@@ -184,7 +170,7 @@ def dose_table(records: Sequence[ScoredAnswer], p: ConditionsParams, recall: Map
             qids, values = _table(records, runs, metric)
             binary = metric in BINARY
             rows[metric] = {
-                "levels": [_share(values[:, i], binary) for i in range(len(runs))],
+                "levels": [_share(values[:, i], binary, p.n_resamples, p.seed) for i in range(len(runs))],
                 "trend": level_trend(values, p.n_resamples, p.seed),
             }
         dose = [
@@ -195,23 +181,17 @@ def dose_table(records: Sequence[ScoredAnswer], p: ConditionsParams, recall: Map
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the defined values (None where there is none)."""
     kept = [v for v in values if v is not None]
-    return float(sum(kept) / len(kept)) if kept else None
-
-
-def run_costs(answers_by_run: Mapping[str, Sequence]) -> dict:
-    """Each scored condition run's recorded model time and tokens (the calls' own latencies, replayed)."""
-    from finrag.generate.run import run_stats
-
-    return {run: run_stats(rows) for run, rows in sorted(answers_by_run.items())}
+    return float(np.mean(kept)) if kept else None
 
 
 def plot_conditions(position: Mapping, dose: Mapping, path) -> None:
     """Left: the shuffled-minus-gold-first difference in correctness and full groundedness per generator (paired
     95% interval). Right: correctness against the evidence recall each retrieval level delivered (Wilson 95%)."""
-    from finrag.score.plots import _plt, _save
+    from finrag.score.plots import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     labels = list(position)
     for j, metric in enumerate(("correct", "fully_grounded")):
@@ -250,7 +230,7 @@ def plot_conditions(position: Mapping, dose: Mapping, path) -> None:
     right.set_title("Retrieval as a dose: correctness per level", fontsize=9)
     right.legend(fontsize=7)
     fig.tight_layout()
-    _save(fig, path)
+    save_png(fig, path)
 
 
 def gold_position(passages: Sequence, evidence: set[tuple[str, int]]) -> int | None:

@@ -22,7 +22,8 @@ JITTER_SEED = 20261129
 DPI = 120
 
 
-def _plt():
+def pyplot():
+    """matplotlib's pyplot on the file-only backend (stages run without a display)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -31,10 +32,11 @@ def _plt():
     return plt
 
 
-def _save(fig, path: Path) -> Path:
+def save_png(fig, path: Path) -> Path:
+    """Write the figure atomically, without the version stamp, so a re-run gives the same bytes; then close it."""
     with atomic_open(path, "wb") as fh:
         fig.savefig(fh, format="png", dpi=DPI, metadata={"Software": None})
-    _plt().close(fig)
+    pyplot().close(fig)
     return path
 
 
@@ -48,7 +50,7 @@ def _err(p: dict) -> tuple[float, float, float]:
 
 def plot_runs(rows: Sequence[Mapping], path: str | Path) -> Path:
     """Bars per system (generator / context / prompt): share correct and share fully grounded, Wilson 95% CIs."""
-    plt = _plt()
+    plt = pyplot()
     labels = [f"{r.get('series', r['generator'])}\n{r['context_mode']} / {r['prompt_style']}" for r in rows]
     x = np.arange(len(rows))
     width = 0.38
@@ -74,12 +76,12 @@ def plot_runs(rows: Sequence[Mapping], path: str | Path) -> Path:
     if not rows:
         ax.text(0.5, 0.5, "no answers scored", ha="center", va="center", transform=ax.transAxes)
     fig.tight_layout()
-    return _save(fig, Path(path))
+    return save_png(fig, Path(path))
 
 
 def plot_two_by_two(cells: Sequence[Mapping], path: str | Path) -> Path:
     """One small heatmap per generator x context: shares of correct x fully grounded (counts annotated)."""
-    plt = _plt()
+    plt = pyplot()
     n = max(1, len(cells))
     fig, axes = plt.subplots(1, n, figsize=(2.6 * n + 0.6, 2.9), squeeze=False)
     for ax, c in zip(axes[0], cells, strict=False):
@@ -98,7 +100,7 @@ def plot_two_by_two(cells: Sequence[Mapping], path: str | Path) -> Path:
         axes[0][0].text(0.5, 0.5, "no answers scored", ha="center", va="center")
         axes[0][0].set_axis_off()
     fig.tight_layout()
-    return _save(fig, Path(path))
+    return save_png(fig, Path(path))
 
 
 def plot_recall_groundedness(
@@ -106,7 +108,7 @@ def plot_recall_groundedness(
 ) -> Path:
     """Evidence recall of the passages seen vs groundedness, one colour per generator; both are often 0 or 1, so
     points are jittered (fixed seed) and the legend gives Spearman's rho with its 95% CI."""
-    plt = _plt()
+    plt = pyplot()
     rng = np.random.default_rng(JITTER_SEED)
     rho = {c["generator"]: c for c in correlation}
     fig, ax = plt.subplots(figsize=(5.6, 4.2))
@@ -128,7 +130,7 @@ def plot_recall_groundedness(
     if points:
         ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    return _save(fig, Path(path))
+    return save_png(fig, Path(path))
 
 
 def write_plots(tables: Mapping, out_dir: str | Path) -> list[Path]:

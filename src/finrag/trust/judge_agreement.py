@@ -87,6 +87,21 @@ def replayable_items(items: Sequence[LabelledClaim], judge) -> tuple[list[Labell
     return held, missing
 
 
+def model_judge(run: Mapping, llm: Any, **overrides: Any):
+    """One model-judge run of the agreement stage's `model_judges.runs` over `llm` (a CachedLLM): the judge its
+    block names with the block's params, its decoding passed to the LLM judge (inside a combined judge too), and
+    `overrides` on top (the CLI's fitted threshold). One place for the stage and the CLI, so both run the same judge."""
+    import copy
+
+    from finrag.score.judges.base import make_judge
+
+    jparams = copy.deepcopy(dict(run.get("params") or {}))  # never write into the params being recorded
+    if "decoding" in run:
+        target = jparams.setdefault("llm_judge", {}) if run["judge"] == "combined" else jparams
+        target["decoding"] = run["decoding"]
+    return make_judge(run["judge"], llm=llm, **{**jparams, **overrides})
+
+
 def record_model_judges(
     run_items: Mapping[str, Sequence[LabelledClaim]],
     runs: Mapping[str, Mapping],

@@ -161,10 +161,15 @@ def leave_one_source_out(
             groups = [human[i]["group"] for i in test]
             num = ["supported" if numeric[i] == "supported" else "not_supported" for i in test]
             has_fig = x_all[ns:, FEATURES.index("has_figures")]
+            labels = ["supported", "not_supported"]
+            out[b]["numeric_same_claims"] = agreement(human_lab, num, labels, seed=p["seed"], groups=groups)
             others = [i for i in range(len(human)) if bench[i] != b and text[i] not in left_out]
+            others_y = y[[ns + i for i in others]]
+            if len(set(others_y.tolist())) < 2:
+                continue  # no other human set to fit the combiner on: no study kappa (the rule then admits no study)
             combiner = fit_study(
                 np.array([study_features(oof[i], str(numeric[i]), bool(has_fig[i])) for i in others]),
-                y[[ns + i for i in others]],
+                others_y,
             )
             study = [
                 "supported"
@@ -173,8 +178,6 @@ def leave_one_source_out(
                 else "not_supported"
                 for sc, i in zip(s, test, strict=True)
             ]
-            labels = ["supported", "not_supported"]
-            out[b]["numeric_same_claims"] = agreement(human_lab, num, labels, seed=p["seed"], groups=groups)
             out[b]["study_left_out"] = agreement(human_lab, study, labels, seed=p["seed"], groups=groups)
     return out
 
