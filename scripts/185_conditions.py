@@ -18,8 +18,10 @@ from finrag.retrieve.contexts import load_frozen_contexts
 from finrag.retrieve.metrics import evidence_pages, evidence_recall
 from finrag.score.conditions import (
     ConditionsParams,
+    adjust_for_multiple_tests,
     by_gold_position,
     dose_table,
+    model_size_table,
     plot_conditions,
     position_table,
 )
@@ -46,6 +48,7 @@ def run() -> None:
     )
     named = {r for g in p.position.values() for r in (g.gold_first, g.shuffled)}
     named |= {r for g in p.dose.values() for r in g.runs}
+    named |= {r for g in p.model_size.values() for r in (g.small, g.large)}
     records = [r for r in read_jsonl(Path(p.records), ScoredAnswer) if r.run_id in named] + scored
     present = {r.run_id for r in records}
     pending = sorted(named - present)  # declared runs not yet recorded: their rows are left out, named here
@@ -53,6 +56,7 @@ def run() -> None:
         update={
             "position": {g: v for g, v in p.position.items() if {v.gold_first, v.shuffled} <= present},
             "dose": {g: v for g, v in p.dose.items() if set(v.runs) <= present},
+            "model_size": {g: v for g, v in p.model_size.items() if {v.small, v.large} <= present},
         }
     )
     recall: dict[str, dict] = {}
@@ -72,9 +76,14 @@ def run() -> None:
         position[label]["by_gold_position"] = by_gold_position(
             records, by_run.get(runs.shuffled, []), evidence_of, runs
         )
+    model_size = model_size_table(records, complete)
+    tests = adjust_for_multiple_tests({"position": position, "dose": dose, "model_size": model_size})
     out = {
         "position": position,
         "dose": dose,
+        "model_size": model_size,
+        "multiple_tests": tests,
+        "n_resamples": p.n_resamples,
         "levels": p.levels,
         "pending_runs": pending,
         "costs": {

@@ -121,3 +121,44 @@ def test_gold_position_finds_the_first_passage_showing_evidence():
                             SimpleNamespace(gold_first="g", shuffled="s"))  # fmt: skip
     assert rows == {"1": {"n": 1, "shuffled_correct": 1, "gold_first_correct": 1},
                     "2": {"n": 1, "shuffled_correct": 0, "gold_first_correct": 1}}  # fmt: skip
+
+
+def test_shares_and_difference_are_on_the_same_pairs_and_model_size_pairs_like_position():
+    from finrag.score.conditions import model_size_table
+
+    params = ConditionsParams.model_construct(
+        metrics=["correct", "citation_recall"], n_resamples=200, seed=0, position={},
+        model_size={"plain, oracle": SimpleNamespace(small="s-o", large="l-o")},
+    )  # fmt: skip
+    recs = [SimpleNamespace(run_id=r, qid=q, correct=c, citation_recall=cr) for r, q, c, cr in [
+        ("s-o", "a", False, 0.2), ("s-o", "b", True, None), ("s-o", "c", False, 0.4),
+        ("l-o", "a", True, 0.6), ("l-o", "b", True, 1.0), ("l-o", "c", True, 0.8)]]  # fmt: skip
+    row = model_size_table(recs, params)["plain, oracle"]
+    cr = row["metrics"]["citation_recall"]
+    # b's citation recall is undefined for the small model: both means and the difference leave it out
+    assert cr["small"]["n"] == cr["large"]["n"] == cr["large_minus_small"]["n"] == 2
+    assert cr["large"]["value"] == pytest.approx(0.7) and cr["large_minus_small"][
+        "difference"
+    ] == pytest.approx(0.4)
+    assert row["metrics"]["correct"]["large_minus_small"]["gained"] == 2 and row["questions"] == 3
+
+
+def test_holm_adjusts_every_p_value_of_the_stage_together():
+    from finrag.score.conditions import adjust_for_multiple_tests
+
+    diff = {"difference": 0.1, "p": 0.01}
+    trend = {"per_level": 0.1, "p": 0.04}
+    graded = {"difference": 0.1, "p": None}  # a graded difference has no test: not counted
+    tables = {
+        "position": {
+            "g": {"metrics": {"correct": {"gold_first": {"value": 0.5}, "d": diff}, "cr": {"d": graded}}}
+        },
+        "dose": {"g": {"metrics": {"correct": {"levels": [], "trend": trend}}}},
+    }
+    out = adjust_for_multiple_tests(tables)
+    assert (
+        out["n_tests"] == 2
+        and diff["p_holm"] == pytest.approx(0.02)
+        and trend["p_holm"] == pytest.approx(0.04)
+    )
+    assert "p_holm" not in graded and adjust_for_multiple_tests({})["n_tests"] == 0

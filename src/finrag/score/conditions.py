@@ -1,12 +1,14 @@
 """The study-validity comparisons, each paired on the same questions: where the gold passage sits (gold first against
-a seeded shuffle of the same passages), and retrieval quality as a dose (three nested retrieval levels), per
-generator, over the per-answer records the scorer writes.
+a seeded shuffle of the same passages), retrieval quality (three nested retrieval levels), and model size (the
+smaller and the larger local model), per generator, over the per-answer records the scorer writes.
 
-Every comparison uses only the questions that every run in it answered, so a generator recorded on a declared
-draw of questions is compared on that draw (its n is in the table). Intervals: Wilson for a proportion, a paired
-bootstrap over questions for a difference and for the change per level; tests: exact McNemar for a paired
-difference, and a within-question permutation test for the trend over levels (the level labels of each question's
-answers shuffled among themselves, so the test assumes nothing about how the outcomes are distributed).
+Every comparison uses only the questions that every run in it answered (and, per metric, where the metric is
+defined in every run), so a generator recorded on a declared draw of questions is compared on that draw (its n is
+in the table). Intervals: Wilson for a proportion, a bootstrap over questions for a mean, a paired difference and
+the change per level; tests: exact McNemar for a paired difference of yes/no outcomes, and a within-question
+permutation test for the change over levels (the level labels of each question's answers shuffled among
+themselves, so the test assumes nothing about how the outcomes are distributed); every p also Holm-adjusted over
+all the tests of the stage.
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ class PositionRuns(BaseModel):
     shuffled: str
 
 
+class SizeRuns(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    small: str
+    large: str
+
+
 class ConditionsParams(StageParams):
     section: ClassVar[str] = "conditions"
     records: str  # the score stage's per-answer records (the frozen conditions' runs)
@@ -50,6 +58,7 @@ class ConditionsParams(StageParams):
     levels: list[str]  # the context each level shows: a frozen mode or a condition's name, level 1 first
     position: dict[str, PositionRuns]  # generator label -> its two runs
     dose: dict[str, LevelRuns]  # generator label -> its runs per level
+    model_size: dict[str, SizeRuns] = {}  # prompt/context label -> the smaller and the larger model's runs
     metrics: list[str]
     n_resamples: int
     seed: int
@@ -140,22 +149,42 @@ def level_trend(values: np.ndarray, n_resamples: int, seed: int) -> dict:
     }
 
 
-def position_table(records: Sequence[ScoredAnswer], p: ConditionsParams) -> dict:
-    """Per generator and metric: the gold-first and shuffled shares on the same questions, and their difference."""
+def pair_table(
+    records: Sequence[ScoredAnswer],
+    pairs: Mapping[str, tuple[str, str]],
+    names: tuple[str, str],
+    p: ConditionsParams,
+) -> dict:
+    """Per label and metric, two runs compared on the same questions: each run's share (or mean) over the questions
+    where both are defined, and the second minus the first (`names` give the keys: "<second>_minus_<first>")."""
+    first, second = names
     out: dict = {}
-    for label, runs in p.position.items():
-        pair = [runs.gold_first, runs.shuffled]
+    for label, pair in pairs.items():
         rows = {}
+        qids: list[str] = []
         for metric in p.metrics:
             qids, values = _table(records, pair, metric)
             binary = metric in BINARY
+            both = values[~np.isnan(values).any(axis=1)]
             rows[metric] = {
-                "gold_first": _share(values[:, 0], binary, p.n_resamples, p.seed),
-                "shuffled": _share(values[:, 1], binary, p.n_resamples, p.seed),
-                "shuffled_minus_gold_first": paired_difference(values, binary, p.n_resamples, p.seed),
+                first: _share(both[:, 0], binary, p.n_resamples, p.seed),
+                second: _share(both[:, 1], binary, p.n_resamples, p.seed),
+                f"{second}_minus_{first}": paired_difference(values, binary, p.n_resamples, p.seed),
             }
-        out[label] = {"runs": pair, "questions": len(qids), "metrics": rows}
+        out[label] = {"runs": list(pair), "questions": len(qids), "metrics": rows}
     return out
+
+
+def position_table(records: Sequence[ScoredAnswer], p: ConditionsParams) -> dict:
+    """Per generator and metric: the gold-first and shuffled shares on the same questions, and their difference."""
+    pairs = {label: (runs.gold_first, runs.shuffled) for label, runs in p.position.items()}
+    return pair_table(records, pairs, ("gold_first", "shuffled"), p)
+
+
+def model_size_table(records: Sequence[ScoredAnswer], p: ConditionsParams) -> dict:
+    """Per prompt and context: the smaller and the larger model on the same questions, and larger minus smaller."""
+    pairs = {label: (runs.small, runs.large) for label, runs in p.model_size.items()}
+    return pair_table(records, pairs, ("small", "large"), p)
 
 
 def dose_table(records: Sequence[ScoredAnswer], p: ConditionsParams, recall: Mapping[str, dict]) -> dict:
@@ -169,8 +198,9 @@ def dose_table(records: Sequence[ScoredAnswer], p: ConditionsParams, recall: Map
         for metric in p.metrics:
             qids, values = _table(records, runs, metric)
             binary = metric in BINARY
+            full = values[~np.isnan(values).any(axis=1)]  # the questions defined at every level, as the trend
             rows[metric] = {
-                "levels": [_share(values[:, i], binary, p.n_resamples, p.seed) for i in range(len(runs))],
+                "levels": [_share(full[:, i], binary, p.n_resamples, p.seed) for i in range(len(runs))],
                 "trend": level_trend(values, p.n_resamples, p.seed),
             }
         dose = [
@@ -178,6 +208,28 @@ def dose_table(records: Sequence[ScoredAnswer], p: ConditionsParams, recall: Map
         ]  # evidence recall@5 of each level's passages on these questions
         out[label] = {"runs": runs, "questions": len(qids), "evidence_recall": dose, "metrics": rows}
     return out
+
+
+def adjust_for_multiple_tests(tables: Mapping[str, Mapping]) -> dict:
+    """Holm's adjustment over every p-value in the tables (each paired difference and each trend), written beside
+    each as `p_holm`: the tables test many rows and metrics, and a single p near 0.05 among them means little.
+    Returns how many tests there were and the smallest adjusted p."""
+    from statsmodels.stats.multitest import multipletests
+
+    tests = [
+        test
+        for table in tables.values()
+        for row in table.values()
+        for metric in row["metrics"].values()
+        for test in metric.values()
+        if isinstance(test, dict) and test.get("p") is not None
+    ]
+    if not tests:
+        return {"method": "holm", "n_tests": 0, "smallest_p_holm": None}
+    _reject, adjusted, _s, _b = multipletests([t["p"] for t in tests], method="holm")
+    for test, q in zip(tests, adjusted, strict=True):
+        test["p_holm"] = float(q)
+    return {"method": "holm", "n_tests": len(tests), "smallest_p_holm": float(min(adjusted))}
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
