@@ -15,7 +15,7 @@ from finrag.core.tracking import stage_run
 from finrag.ingest.human_claims import load_all
 from finrag.llm.backends.base import backend_from_spec
 from finrag.llm.cache import CachedLLM
-from finrag.report.forest import forest_plot
+from finrag.report.forest import agreement_matrix, forest_plot
 from finrag.score.judges.base import make_judge
 from finrag.trust.judge_agreement import (
     agreement_sample,
@@ -90,7 +90,9 @@ def _model_judges(p: AgreementParams, items: list, result: dict, records: dict) 
         result["model_judges"]["runs"][name] = res
         result["summary"].extend(_human_rows(name, res))
     result["model_judges"]["pairs"] = {}
-    for a, b in mj.pairs:
+    result["model_judges"]["pairs_drawn"] = [f"{a} vs {b}" for a, b in mj.pairs]
+    result["model_judges"]["pairs_among"] = list(mj.pairs_among)
+    for a, b in mj.all_pairs():
         if a not in records or b not in records:
             raise ValueError(f"agreement.model_judges.pairs: unknown judge in [{a}, {b}]")
         pair_res = ai_pairs_by_benchmark(records, a, b, seed=p.seed)
@@ -120,6 +122,7 @@ def run() -> None:
             result["summary"].extend(_human_rows(name, res))
         _model_judges(p, items, result, records)
         tracker.metrics({"items": len(items)})
+    drawn = {tuple(pair) for pair in (p.model_judges.pairs if p.model_judges else [])}
     forest_rows = [
         {
             "label": f"{r['pair']}: {r['benchmark']}"
@@ -131,8 +134,11 @@ def run() -> None:
         }
         for r in result["summary"]
         if (r["subset"] == "all" or r["benchmark"] == "findver") and r["level"] in ("binary", "answer")
-    ]
+        and (r["pair"].startswith("human") or tuple(r["pair"].split(" vs ")) in drawn)
+    ]  # fmt: skip
     forest_plot(forest_rows, Path(p.forest_plot))
+    if p.matrix_plot and p.model_judges is not None and p.model_judges.pairs_among:
+        agreement_matrix(result["summary"], p.model_judges.pairs_among, Path(p.matrix_plot))
     if p.selection:
         result["selected_judge"] = select_judge(
             result["summary"], p.selection.candidates, p.selection.benchmarks

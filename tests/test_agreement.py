@@ -328,3 +328,23 @@ def test_the_transfer_rule_admits_by_service_and_cost_then_takes_the_best_worst_
     assert out["selected"] == "verifier" and "service" in out["not_admitted"]["numeric"]
     with pytest.raises(ValueError, match="no candidate admitted"):
         select_judge_by_transfer(kappas, {}, ["numeric"], 2.0, ["numeric"])
+
+
+def test_every_pair_among_the_judges_is_added_once_and_the_matrix_reads_the_summary(tmp_path):
+    from finrag.report.forest import agreement_matrix, kappa_matrix
+    from finrag.trust.params import ModelJudges
+
+    mj = ModelJudges(sample_sizes={}, cache_dir="c", runs={}, pairs=[("b", "a")], pairs_among=["a", "b", "c"])
+    assert mj.all_pairs() == [("b", "a"), ("a", "c"), ("b", "c")]  # (a, b) is listed already, as (b, a)
+    row = {"subset": "all", "level": "binary"}
+    summary = [
+        {**row, "pair": "human vs a", "benchmark": "x", "kappa": 0.3},
+        {**row, "pair": "a vs b", "benchmark": "x", "kappa": 0.5},
+        {**row, "pair": "a vs b", "benchmark": "all", "kappa": 0.9},  # pooled: not a benchmark's cell
+        {**row, "pair": "human vs b", "benchmark": "x", "kappa": None},
+        {**row, "level": "three_class", "pair": "human vs b", "benchmark": "x", "kappa": 0.7},
+    ]
+    m = kappa_matrix(summary, ["a", "b"], "x")
+    assert m == [[1.0, 0.3, None], [0.3, 1.0, 0.5], [None, 0.5, 1.0]]
+    agreement_matrix(summary, ["a", "b"], tmp_path / "m.png")
+    assert (tmp_path / "m.png").stat().st_size > 1000

@@ -41,3 +41,47 @@ def forest_plot(rows: Sequence[dict], path: Path, title: str = "Agreement (Cohen
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120, metadata={"Software": None})
     plt.close(fig)
+
+
+def kappa_matrix(summary: Sequence[dict], judges: Sequence[str], benchmark: str) -> list[list[float | None]]:
+    """Binary kappa of every pair of raters ("human" first, then `judges`) on one benchmark, from the agreement
+    stage's summary rows (human vs judge, and judge vs judge on the claims both judged); None where not measured."""
+    raters = ["human", *judges]
+    kappa: dict[frozenset, float | None] = {}
+    for r in summary:
+        if r["benchmark"] != benchmark or r["subset"] != "all" or r["level"] != "binary":
+            continue
+        a, _, b = r["pair"].partition(" vs ")
+        kappa[frozenset((a, b))] = r["kappa"]
+    return [[1.0 if a == b else kappa.get(frozenset((a, b))) for b in raters] for a in raters]
+
+
+def agreement_matrix(summary: Sequence[dict], judges: Sequence[str], path: Path) -> None:
+    """One heat map per benchmark: Cohen's kappa of every pair of raters (the human labels and each judge), so
+    human-vs-AI and AI-vs-AI agreement sit side by side (the seed study's question, read at a glance)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    benchmarks = sorted({r["benchmark"] for r in summary if r["pair"].startswith("human vs ")} - {"all"})
+    raters = ["human", *judges]
+    fig, axes = plt.subplots(1, len(benchmarks), figsize=(4.6 * len(benchmarks), 4.4), squeeze=False)
+    for ax, bench in zip(axes[0], benchmarks, strict=True):
+        m = np.array(
+            [[np.nan if v is None else v for v in row] for row in kappa_matrix(summary, judges, bench)]
+        )
+        ax.imshow(np.ma.masked_invalid(m), cmap="RdBu", vmin=-1, vmax=1)
+        for i in range(len(raters)):
+            for j in range(len(raters)):
+                if i != j:
+                    text = "n/a" if math.isnan(m[i, j]) else f"{m[i, j]:.2f}"
+                    ax.text(j, i, text, ha="center", va="center", fontsize=6)
+        ax.set_xticks(range(len(raters)), raters, rotation=60, ha="right", fontsize=7)
+        ax.set_yticks(range(len(raters)), raters, fontsize=7)
+        ax.set_title(f"{bench} (binary kappa)", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, metadata={"Software": None})
+    plt.close(fig)

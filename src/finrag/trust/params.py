@@ -40,7 +40,16 @@ class ModelJudges(Block):
     cache_mode: CacheMode = "replay"
     backends: dict[str, Spec] = {}
     runs: dict[str, Spec]
-    pairs: list[tuple[str, str]] = []
+    pairs: list[tuple[str, str]] = []  # AI-vs-AI pairs, also drawn in the forest plot
+    pairs_among: list[str] = []  # every pair of these judges too (model or not): the agreement matrix
+
+    def all_pairs(self) -> list[tuple[str, str]]:
+        """`pairs`, then every pair of `pairs_among` not already listed (in either order)."""
+        from itertools import combinations
+
+        seen = {frozenset(pair) for pair in self.pairs}
+        extra = [(a, b) for a, b in combinations(self.pairs_among, 2) if frozenset((a, b)) not in seen]
+        return [*self.pairs, *extra]
 
 
 class AgreementParams(StageParams):
@@ -54,3 +63,4 @@ class AgreementParams(StageParams):
     model_judges: ModelJudges | None = None
     metrics_out: str
     forest_plot: str
+    matrix_plot: str | None = None  # every judge pair's kappa per benchmark, as a heat map
