@@ -94,7 +94,7 @@ def _model_judges(p: AgreementParams, items: list, result: dict, records: dict) 
     result["model_judges"]["pairs_among"] = list(mj.pairs_among)
     for a, b in mj.all_pairs():
         if a not in records or b not in records:
-            raise ValueError(f"agreement.model_judges.pairs: unknown judge in [{a}, {b}]")
+            raise ValueError(f"agreement.model_judges.pairs / pairs_among: unknown judge in [{a}, {b}]")
         pair_res = ai_pairs_by_benchmark(records, a, b, seed=p.seed)
         result["model_judges"]["pairs"][f"{a}~{b}"] = pair_res
         for r in pair_res:

@@ -13,11 +13,9 @@ AI_COLOUR = "#d62728"
 
 def forest_plot(rows: Sequence[dict], path: Path, title: str = "Agreement (Cohen's kappa, 95% CI)") -> None:
     """rows: {label, kappa, kappa_ci: [lo, hi], kind: "human" | "ai"}; NaN kappas are listed but not drawn."""
-    import matplotlib
+    from finrag.core.plots import pyplot, save_png
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     rows = list(rows)
     fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(rows) + 1.4))
     for y, r in enumerate(reversed(rows)):
@@ -38,9 +36,7 @@ def forest_plot(rows: Sequence[dict], path: Path, title: str = "Agreement (Cohen
     ]
     ax.legend(handles=handles, loc="lower right", fontsize=8)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120, metadata={"Software": None})
-    plt.close(fig)
+    save_png(fig, path)
 
 
 def kappa_matrix(summary: Sequence[dict], judges: Sequence[str], benchmark: str) -> list[list[float | None]]:
@@ -59,11 +55,11 @@ def kappa_matrix(summary: Sequence[dict], judges: Sequence[str], benchmark: str)
 def agreement_matrix(summary: Sequence[dict], judges: Sequence[str], path: Path) -> None:
     """One heat map per benchmark: Cohen's kappa of every pair of raters (the human labels and each judge), so
     human-vs-AI and AI-vs-AI agreement sit side by side (the seed study's question, read at a glance)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    from finrag.core.plots import pyplot, save_png
+
+    plt = pyplot()
 
     benchmarks = sorted({r["benchmark"] for r in summary if r["pair"].startswith("human vs ")} - {"all"})
     raters = ["human", *judges]
@@ -82,6 +78,4 @@ def agreement_matrix(summary: Sequence[dict], judges: Sequence[str], path: Path)
         ax.set_yticks(range(len(raters)), raters, fontsize=7)
         ax.set_title(f"{bench} (binary kappa)", fontsize=9)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120, metadata={"Software": None})
-    plt.close(fig)
+    save_png(fig, path)

@@ -125,9 +125,10 @@ def paired_difference(values: np.ndarray, binary: bool, n_resamples: int, seed: 
 def level_trend(values: np.ndarray, n_resamples: int, seed: int) -> dict:
     """The change per level (mean over questions of each question's least-squares slope over levels 1..L, with a
     paired bootstrap interval) and a two-sided within-question permutation test of it, on the questions defined
-    at every level. With three equally spaced levels the slope is (level 3 - level 1) / 2: the middle level
-    weighs nothing in the estimate or the test, which ask whether the outcome rises from the weakest retrieval to
-    the strongest; the per-level shares show the shape."""
+    at every level. The levels are ordinal (slope per level, not per unit of recall); with three the slope is
+    (level 3 - level 1) / 2, so the middle level weighs nothing in the estimate (it does shape the permutation
+    null), which asks whether the outcome rises from the weakest retrieval to the strongest; the per-level shares
+    show the shape."""
     full = values[~np.isnan(values).any(axis=1)]
     n, levels = full.shape if full.ndim == 2 else (0, 0)
     if n < 2 or levels < 2:
@@ -241,7 +242,7 @@ def _mean(values: Sequence[float | None]) -> float | None:
 def plot_conditions(position: Mapping, dose: Mapping, path) -> None:
     """Left: the shuffled-minus-gold-first difference in correctness and full groundedness per generator (paired
     95% interval). Right: correctness against the evidence recall each retrieval level delivered (Wilson 95%)."""
-    from finrag.score.plots import pyplot, save_png
+    from finrag.core.plots import pyplot, save_png
 
     plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from finrag.core.io import atomic_open
+from finrag.core.plots import pyplot, save_png
 
 PLOT_FILES = {
     "runs": "scoring_runs_correct_grounded.png",
@@ -19,25 +19,6 @@ PLOT_FILES = {
     "scatter": "scoring_recall_vs_groundedness.png",
 }
 JITTER_SEED = 20261129
-DPI = 120
-
-
-def pyplot():
-    """matplotlib's pyplot on the file-only backend (stages run without a display)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def save_png(fig, path: Path) -> Path:
-    """Write the figure atomically, without the version stamp, so a re-run gives the same bytes; then close it."""
-    with atomic_open(path, "wb") as fh:
-        fig.savefig(fh, format="png", dpi=DPI, metadata={"Software": None})
-    pyplot().close(fig)
-    return path
 
 
 def _err(p: dict) -> tuple[float, float, float]:
