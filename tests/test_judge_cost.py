@@ -41,3 +41,38 @@ def test_recorded_model_cost_reads_the_calls_of_one_template_and_model(tmp_path)
     out = recorded_model_cost(tmp_path, "t@1", "m", threads=2)
     assert out["recorded_calls"] == 2 and out["cpu_seconds_per_claim"] == 10.0
     assert recorded_model_cost(tmp_path, "none@1", "m", 2)["cpu_seconds_per_claim"] is None
+
+
+def _answer(qid: str, text: str):
+    from finrag.core.contracts import Answer
+
+    return Answer(qid=qid, run_id="r", backend="b", model="m", prompt_style="plain", template_id="t@1",
+                  context_mode="oracle", passages=[], prompt=[], text=text)  # fmt: skip
+
+
+def test_measure_warms_up_outside_the_sample_and_refuses_a_sample_without_claims(tmp_path):
+    import pytest
+
+    from finrag.core.io import write_jsonl
+    from finrag.trust.judge_cost import WARM_UP_CLAIM, JudgeCostParams, measure
+
+    fam = tmp_path / "answers" / "fam"
+    fam.mkdir(parents=True)
+    write_jsonl(fam / "r.jsonl", [_answer("q1", "Revenue was $5.2 billion in 2022."), _answer("q2", "")])
+    p = JudgeCostParams.model_construct(
+        answers_dir=str(tmp_path / "answers"), families=["fam"], judges={"j": {}}, model_judges={},
+        cache_dir=str(tmp_path), sample_answers=2, seed=0, out="x",
+    )  # fmt: skip
+    seen: list[str] = []
+
+    class Judge:
+        def judge_batch(self, claims, passages, ids):
+            seen.extend(claims)
+            return []
+
+    out = measure(p, lambda name, **kw: Judge())
+    assert seen[0] == WARM_UP_CLAIM and WARM_UP_CLAIM not in seen[1:]
+    assert out["judges"]["j"]["claims_timed"] == 1 and out["study_claims"] == 1
+    write_jsonl(fam / "r.jsonl", [_answer("q2", "")])
+    with pytest.raises(ValueError, match="make no claim"):
+        measure(p, lambda name, **kw: Judge())

@@ -29,6 +29,9 @@ class JudgeCostParams(StageParams):
     out: str
 
 
+WARM_UP_CLAIM = "Revenue was $1.0 million in fiscal 2020."
+
+
 def study_claims(answers: Iterable[Answer]) -> list[tuple[list[str], list[str]]]:
     """Every answer's claims (the score stage's split) with the passages it saw: one judge batch per answer, as the
     score stage asks (a judge may then reuse its work on the passages across an answer's claims)."""
@@ -51,7 +54,8 @@ def time_judge(judge, batches: Sequence[tuple[list[str], list[str]]]) -> dict:
 
 
 def recorded_model_cost(cache_dir: Path, template_id: str, model: str, threads: int) -> dict:
-    """A model judge's cost per claim from its recorded calls: mean latency times the threads the model ran on."""
+    """A model judge's cost per claim from its recorded calls (the shards under `cache_dir`, the agreement stage's
+    cache): mean latency times the threads the model ran on."""
     latencies = [
         float(e.get("latency_s") or 0.0)
         for f in sorted(Path(cache_dir).rglob("*.jsonl"))
@@ -73,10 +77,16 @@ def measure(p: JudgeCostParams, make_judge) -> dict:
     n_claims = sum(len(c) for c, _ in study_claims(answers))
     sample = random.Random(p.seed).sample(answers, min(p.sample_answers, len(answers)))
     timed = study_claims(sample)
+    if not timed:
+        raise ValueError(
+            f"judge_cost: the {len(sample)} sampled answers of {p.families} make no claim: nothing to time"
+        )
     out: dict = {"study_answers": len(answers), "study_claims": n_claims, "judges": {}}
     for name, params in p.judges.items():
         judge = make_judge(name, **dict(params))
-        judge.judge_batch(timed[0][0][:1], [timed[0][1]], ["warm-up"])  # loads its model, outside the timing
+        # load its model outside the timing, on a claim that is not in the sample (a judge that caches would
+        # otherwise time a claim it has already seen)
+        judge.judge_batch([WARM_UP_CLAIM], [[WARM_UP_CLAIM]], ["warm-up"])
         out["judges"][name] = time_judge(judge, timed)
     for name, spec in p.model_judges.items():
         out["judges"][name] = recorded_model_cost(
