@@ -218,6 +218,26 @@ def parse(path: Annotated[Path, typer.Argument(help="a PDF or an EDGAR HTML fili
         _emit({"doc": p.doc_id, "page": p.page, "text": p.text, "section": p.section})
 
 
+def _search_context(
+    chunker: str, embedder: str, method: str, p: dict, chunks: Path | None, vectors: Path | None
+):
+    """The setup's chunks and vectors through the retrieve stages' own loader (`load_search_context`);
+    --chunks / --embeddings put other files in their place."""
+    import numpy as np
+
+    from finrag.core.contracts import Chunk
+    from finrag.core.io import read_jsonl
+    from finrag.retrieve.methods import base_method, build_search_context, load_search_context, load_vectors
+
+    if chunks is None and vectors is None:
+        return load_search_context(chunker, embedder, p, methods=[method])
+    chunk_list = read_jsonl(chunks or Path(p["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
+    matrix = None
+    if base_method(method) != "bm25":
+        matrix = np.load(vectors, allow_pickle=False) if vectors else load_vectors(chunker, embedder, p)
+    return build_search_context(chunk_list, matrix, embedder, p, methods=[method])
+
+
 @app.command()
 def search(
     question: Annotated[str, typer.Argument(help="the question to search for")],
@@ -242,11 +262,8 @@ def search(
     params_file: ParamsOpt = None,
 ) -> None:
     """Print the top-k chunks, one JSON object per hit: {"rank", "doc", "pages", "score", "chunk_id", "text"}."""
-    import numpy as np
-
-    from finrag.core.contracts import Chunk, Document, Question
+    from finrag.core.contracts import Document, Question
     from finrag.core.io import read_jsonl
-    from finrag.retrieve.methods import build_search_context
     from finrag.retrieve.search import SEARCH_METHODS, Tokenizer
     from finrag.retrieve.search import search as run_search
 
@@ -260,17 +277,15 @@ def search(
         p = _params("retrieve", params_file)
         if not Tokenizer(p.get("bm25", {}).get("language", "en"))(question):  # what BM25 can match
             _fail("search: the query has no searchable words (empty, punctuation or only stop words)")
-        chunks_path = chunks or _from_params(p["chunks_dir"]) / f"{chunker}.jsonl"
-        _need_file(chunks_path, "chunks file", "run `dvc repro chunk`")
-        vectors = None
-        if method != "bm25":
-            vec_path = embeddings or _from_params(p["embeddings_dir"]) / chunker / f"{embedder}.npy"
-            _need_file(vec_path, "embeddings file", "run `dvc repro embed`")
-            vectors = np.load(vec_path, allow_pickle=False)
-        chunk_list = read_jsonl(chunks_path, Chunk)
-        if not chunk_list:
-            _fail(f"search: {chunks_path} holds no chunks")
-        allowed = None
+        # the retrieve stages' paths, from the repository root wherever the command runs
+        p = {
+            **p,
+            "chunks_dir": str(_from_params(p["chunks_dir"])),
+            "embeddings_dir": str(_from_params(p["embeddings_dir"])),
+        }
+        _need_file(
+            chunks or Path(p["chunks_dir"]) / f"{chunker}.jsonl", "chunks file", "run `dvc repro chunk`"
+        )
         if filter_:
             if documents is None:
                 doc_rel = _params("retrieve_filtered", params_file, required=False).get(
@@ -283,7 +298,7 @@ def search(
             p = {**p, "reranker": str(_from_params(p["reranker"]))}  # a params path, from the repository root
         try:
             with _no_hub_progress_bars():  # model loading bars would break the one-line error promise
-                ctx = build_search_context(chunk_list, vectors, embedder, p, methods=[method])
+                ctx = _search_context(chunker, embedder, method, p, chunks, embeddings)
         except ImportError as exc:
             _fail(f"search: method '{method}' needs a module that is not available here ({_describe(exc)})")
         except (OSError, ValueError, RuntimeError) as exc:
@@ -292,6 +307,7 @@ def search(
                     f"search: re-ranker '{p['reranker']}' not available ({_describe(exc)}): run `dvc repro reranker`"
                 )
             raise
+        allowed = None
         if filter_:
             allowed = ctx.filtered_indices(Question(qid="cli", question=question), docs)
         hits = run_search(ctx, method, question, k, allowed)
