@@ -219,19 +219,19 @@ def parse(path: Annotated[Path, typer.Argument(help="a PDF or an EDGAR HTML fili
 
 
 def _search_context(
-    chunker: str, embedder: str, method: str, p: dict, chunks: Path | None, vectors: Path | None
+    chunker: str, embedder: str, method: str, p: dict, chunks: Path, vectors: Path | None, own_files: bool
 ):
-    """The setup's chunks and vectors through the retrieve stages' own loader (`load_search_context`);
-    --chunks / --embeddings put other files in their place."""
+    """The setup's chunks and vectors: the pipeline's own files through the retrieve stages' loader
+    (`load_search_context`), or the files --chunks / --embeddings name."""
     import numpy as np
 
     from finrag.core.contracts import Chunk
     from finrag.core.io import read_jsonl
     from finrag.retrieve.methods import base_method, build_search_context, load_search_context, load_vectors
 
-    if chunks is None and vectors is None:
+    if own_files:
         return load_search_context(chunker, embedder, p, methods=[method])
-    chunk_list = read_jsonl(chunks or Path(p["chunks_dir"]) / f"{chunker}.jsonl", Chunk)
+    chunk_list = read_jsonl(chunks, Chunk)
     matrix = None
     if base_method(method) != "bm25":
         matrix = np.load(vectors, allow_pickle=False) if vectors else load_vectors(chunker, embedder, p)
@@ -283,7 +283,7 @@ def search(
             "chunks_dir": str(_from_params(p["chunks_dir"])),
             "embeddings_dir": str(_from_params(p["embeddings_dir"])),
         }
-        _need_file(
+        chunks_path = _need_file(
             chunks or Path(p["chunks_dir"]) / f"{chunker}.jsonl", "chunks file", "run `dvc repro chunk`"
         )
         if filter_:
@@ -298,7 +298,15 @@ def search(
             p = {**p, "reranker": str(_from_params(p["reranker"]))}  # a params path, from the repository root
         try:
             with _no_hub_progress_bars():  # model loading bars would break the one-line error promise
-                ctx = _search_context(chunker, embedder, method, p, chunks, embeddings)
+                ctx = _search_context(
+                    chunker,
+                    embedder,
+                    method,
+                    p,
+                    chunks_path,
+                    embeddings,
+                    own_files=chunks is None and embeddings is None,
+                )
         except ImportError as exc:
             _fail(f"search: method '{method}' needs a module that is not available here ({_describe(exc)})")
         except (OSError, ValueError, RuntimeError) as exc:
