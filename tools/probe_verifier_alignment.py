@@ -2,7 +2,9 @@
 causes help it transfer to a benchmark it never saw?
 
 - `markers`: citation markers ("[7]"), list markers ("1. ") and URLs removed before the figure features, and number
-  words in the evidence read as numerals ("two (2) exits"): the source-style artefact of item 2 there.
+  words in the evidence read as numerals ("two (2) exits"): the source-style artefact of item 2 there. The closest
+  sentence (for `figures_found_best`) is picked by the mean of the stripped sentence's word-piece vectors, not the
+  stage's pooled embedding of the raw sentence, so this variant changes a little more than the markers.
 - `align`: soft token alignment of the claim with its evidence (BERTScore-style recall with the verifier's own
   MiniLM in float64: each claim content word piece's best cosine with any evidence word piece, the mean, the 10th
   percentile, and the mean against the closest sentence): the paraphrase signal for cause P, the largest.
@@ -14,7 +16,8 @@ the other fold, as the stage does; and at the model's 0.5 point), and the leave-
 the 0.5 point, which is what the judge selection rule reads. Kappas here are point estimates (no bootstrap).
 
 The base features are read from the stage's feature cache (`verifier_train.train.feature_cache`, written by
-`dvc repro verifier_train`); the new ones are computed in blocks of 200 rows into `--cache-dir`, resumable (about
+`dvc repro verifier_train`); the new ones are computed in blocks of 200 rows into a folder of the cache directory
+(second argument) keyed by the rows, the params and this file, resumable (about
 60 min on 2 AVX2 cores beside another job). Run: `FINRAG_MIRROR=... OMP_NUM_THREADS=1 uv run python
 tools/probe_verifier_alignment.py features` then `... evaluate` (OMP_NUM_THREADS=1 when another job holds the
 cores: the classifier's OpenMP threads otherwise spin for tens of minutes).
@@ -108,6 +111,11 @@ def new_features(tp: dict, rows: list, cache_dir: Path) -> np.ndarray:
     import torch
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+    key = sha256_text(canonical_json({
+        "rows": [[c, ps, b] for c, ps, b in rows], "max_units": tp["max_units"],
+        "max_seq_length": tp["max_seq_length"], "probe": Path(__file__).read_text(encoding="utf-8"),
+    }))[:16]  # fmt: skip
+    cache_dir = cache_dir / key  # other rows, params or probe code: other blocks, never a stale one
     cache_dir.mkdir(parents=True, exist_ok=True)
     stop = frozenset(ENGLISH_STOP_WORDS)
     model = None
