@@ -249,7 +249,7 @@ def test_leaving_a_source_out_scores_it_with_a_model_that_never_saw_it():
     """A feature that separates the labels in every source carries over (AUC near 1 left out); one that only
     one source's labels follow does not carry over to that source."""
     from finrag.score.verifier.build import HUMAN_SETS
-    from finrag.score.verifier.train import leave_one_source_out
+    from finrag.score.verifier.train import leave_one_source_out, left_out_split
 
     rng = np.random.default_rng(0)
     ns, per = 200, 60
@@ -274,6 +274,11 @@ def test_leaving_a_source_out_scores_it_with_a_model_that_never_saw_it():
         out["expertqa"]["shared_claims_left_out"] == out["attributionbench"]["shared_claims_left_out"] == 10
     )
     assert out["findver"]["shared_claims_left_out"] == 0
+    # the split itself (what a probe reuses): the left-out set's rows and its shared claims never fit the model
+    test, shared_idx, fit = left_out_split(human, "expertqa", len(y))
+    assert len(test) == per and len(shared_idx) == 10
+    assert not fit[ns + test].any() and not fit[[ns + i for i in shared_idx]].any()
+    assert fit[:ns].all() and int(fit.sum()) == len(y) - per - 10
 
 
 def test_shared_claims_land_in_one_crossfit_group_whatever_their_benchmark_calls_them():

@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from finrag.core.config import mirror_dir, params
-from finrag.core.io import canonical_json, read_jsonl, sha256_text
-from finrag.score.verifier.build import HUMAN_SETS, claim_text_key, human_rows
+from finrag.core.io import canonical_json, sha256_text
+from finrag.score.verifier.build import HUMAN_SETS
 from finrag.score.verifier.features import (
     FEATURES,
     _found,
@@ -44,7 +44,13 @@ from finrag.score.verifier.features import (
     evidence_units,
     verifier_embedder,
 )
-from finrag.score.verifier.train import _classifier, _features_code_hash, _logit, synthetic_subsample
+from finrag.score.verifier.train import (
+    _classifier,
+    _logit,
+    feature_cache_path,
+    left_out_split,
+    training_rows,
+)
 
 BLOCK = 200
 _MARKER = re.compile(r"\[\d+(?:\s*[,\-–]\s*\d+)*\]")
@@ -85,21 +91,9 @@ def soft_alignment(claim: np.ndarray, units: Sequence[np.ndarray], best: int | N
     ]
 
 
-def training_rows(tp: dict, pairs: Path) -> tuple[list[dict], list[dict], list[tuple[str, list[str], str]]]:
-    synth = synthetic_subsample(read_jsonl(pairs), tp["synthetic"], tp["seed"])
-    human = human_rows(mirror_dir(required=True), tp["folds"])
-    rows = [(x["claim"], [x["evidence"]], "synthetic") for x in synth]
-    rows += [(r["claim"], r["passages"], r["benchmark"]) for r in human]
-    return synth, human, rows
-
-
 def base_features(tp: dict, rows: list, numeric_params: dict) -> np.ndarray:
     """The stage's own feature matrix, from its cache (the key as verifier_train computes it)."""
-    fkey = sha256_text(canonical_json({
-        "rows": [[c, ps, b] for c, ps, b in rows], "numeric": numeric_params, "max_units": tp["max_units"],
-        "max_seq_length": tp["max_seq_length"], "features": list(FEATURES), "code": _features_code_hash(),
-    }))[:20]  # fmt: skip
-    path = Path(tp.get("feature_cache", "data/cache/verifier_features")) / f"{fkey}.npy"
+    path = feature_cache_path(rows, tp, numeric_params)
     if not path.exists():
         sys.exit(f"probe: no feature cache at {path}: run `dvc repro verifier_train` first")
     return np.load(path)
@@ -178,7 +172,6 @@ def evaluate(tp: dict, synth: list, human: list, x_base: np.ndarray, extra: np.n
     w = np.array([1.0] * ns + [float(tp["human_weight"])] * len(human))
     fold = np.array([-1] * ns + [r["fold"] for r in human])
     bench = np.array([r["benchmark"] for r in human])
-    text = [claim_text_key(r["claim"]) for r in human]
     fig = [FEATURES.index(n) for n in ("n_figures", "figures_found", "figures_found_best")]
     x_markers = x_base.copy()
     x_markers[:, fig] = extra[:, 3:6]
@@ -197,11 +190,7 @@ def evaluate(tp: dict, synth: list, human: list, x_base: np.ndarray, extra: np.n
             cut = np.zeros(len(s))
             for f in range(tp["folds"]):
                 cut[ff == f] = best_threshold(s[ff != f], yy[ff != f])
-            test = np.where(bench == b)[0]
-            left = {text[i] for i in test}
-            fit = np.ones(len(y), dtype=bool)
-            fit[ns + test] = False
-            fit[[ns + i for i in range(len(human)) if bench[i] != b and text[i] in left]] = False
+            test, _, fit = left_out_split(human, b, len(y))
             lo = _logit(_classifier(tp).fit(x[fit], y[fit], sample_weight=w[fit]), x[ns + test])
             line.append(
                 f"{b}: cross-fit AUC {roc_auc_score(yy, s):.3f} kappa {cohen_kappa_score(yy, s >= cut):.3f} "
@@ -214,7 +203,7 @@ def evaluate(tp: dict, synth: list, human: list, x_base: np.ndarray, extra: np.n
 def main() -> None:
     p = params("verifier_train")
     tp = p["train"]
-    synth, human, rows = training_rows(tp, Path(p["pairs"]))
+    synth, human, rows = training_rows(Path(p["pairs"]), tp, mirror_dir(required=True))
     cache_dir = Path(sys.argv[2]) if len(sys.argv) > 2 else Path("data/cache/verifier_alignment_probe")
     extra = new_features(tp, rows, cache_dir)
     if sys.argv[1:2] == ["evaluate"]:

@@ -101,6 +101,47 @@ def _save(obj, path: Path) -> None:
     tmp.replace(path)
 
 
+def training_rows(
+    pairs_file: Path, p: dict, mirror: Path
+) -> tuple[list[dict], list[dict], list[tuple[str, list[str], str]]]:
+    """The training set in feature-matrix order: the synthetic pairs' subsample, then every human dev claim with its
+    fold; `rows` is (claim, passages, source) for each, what the features read."""
+    synth = synthetic_subsample(read_jsonl(pairs_file), p["synthetic"], p["seed"])
+    human = human_rows(mirror, p["folds"])
+    rows = [(x["claim"], [x["evidence"]], "synthetic") for x in synth]
+    rows += [(r["claim"], r["passages"], r["benchmark"]) for r in human]
+    return synth, human, rows
+
+
+def feature_cache_path(rows: list[tuple[str, list[str], str]], p: dict, numeric_params: dict) -> Path:
+    """Where the feature matrix of `rows` is cached, outside the stage's outputs: keyed by everything the feature
+    pass reads (the bi-encoder over every claim and evidence sentence takes minutes), so a re-run that changes
+    only the classifier skips it, and a probe reads the very matrix the stage trained on."""
+    fkey = sha256_text(canonical_json({
+        "rows": [[c, ps, b] for c, ps, b in rows], "numeric": numeric_params, "max_units": p["max_units"],
+        "max_seq_length": p["max_seq_length"], "features": list(FEATURES), "code": _features_code_hash(),
+    }))[:20]  # fmt: skip
+    return Path(p.get("feature_cache", "data/cache/verifier_features")) / f"{fkey}.npy"
+
+
+def left_out_split(
+    human: list[dict], benchmark: str, n_rows: int
+) -> tuple[np.ndarray, list[int], np.ndarray]:
+    """For leaving `benchmark` out of a training matrix of `n_rows` rows whose last len(human) rows are the human
+    claims: its claims' indices among the human rows, the other benchmarks' claims with the same text (left out
+    with it: the same claim in two sets would leak its label), and the rows a model may fit on."""
+    ns = n_rows - len(human)
+    bench = np.array([r["benchmark"] for r in human])
+    text = [claim_text_key(r["claim"]) for r in human]
+    test = np.where(bench == benchmark)[0]
+    left_out = {text[i] for i in test}
+    shared = [i for i in range(len(human)) if bench[i] != benchmark and text[i] in left_out]
+    fit = np.ones(n_rows, dtype=bool)
+    fit[ns + test] = False
+    fit[[ns + i for i in shared]] = False
+    return test, shared, fit
+
+
 def leave_one_source_out(
     x_all: np.ndarray,
     y: np.ndarray,
@@ -131,15 +172,11 @@ def leave_one_source_out(
     text = [claim_text_key(r["claim"]) for r in human]
     out: dict[str, Any] = {}
     for b in HUMAN_SETS:
-        test = np.where(bench == b)[0]
+        test, shared, fit = left_out_split(human, b, len(y))
         yy = y[ns + test]
         if test.size == 0 or len(set(yy.tolist())) < 2:
             continue
-        left_out = {text[i] for i in test}  # its claims another benchmark also holds are left out with it
-        shared = [i for i in range(len(human)) if bench[i] != b and text[i] in left_out]
-        fit = np.ones(len(y), dtype=bool)
-        fit[ns + test] = False
-        fit[[ns + i for i in shared]] = False
+        left_out = {text[i] for i in test}
         model = _classifier(p).fit(x_all[fit], y[fit], sample_weight=w[fit])
         s = np.round(_logit(model, x_all[ns + test]), SCORE_DECIMALS)
         human_lab = ["supported" if v else "not_supported" for v in yy]
@@ -187,17 +224,8 @@ def train_verifier(pairs_file: Path, out_dir: Path, p: dict, mirror: Path, numer
 
     t0 = time.time()
     k = p["folds"]
-    synth = synthetic_subsample(read_jsonl(pairs_file), p["synthetic"], p["seed"])
-    human = human_rows(mirror, k)
-    rows = [(x["claim"], [x["evidence"]], "synthetic") for x in synth]
-    rows += [(r["claim"], r["passages"], r["benchmark"]) for r in human]
-    # the feature pass (the bi-encoder over every claim and evidence sentence, ~7 min) is cached by the hash of
-    # everything it reads, outside the stage's outputs: a rerun that changes only the classifier skips it
-    fkey = sha256_text(canonical_json({
-        "rows": [[c, ps, b] for c, ps, b in rows], "numeric": numeric_params, "max_units": p["max_units"],
-        "max_seq_length": p["max_seq_length"], "features": list(FEATURES), "code": _features_code_hash(),
-    }))[:20]  # fmt: skip
-    cache = Path(p.get("feature_cache", "data/cache/verifier_features")) / f"{fkey}.npy"
+    synth, human, rows = training_rows(pairs_file, p, mirror)
+    cache = feature_cache_path(rows, p, numeric_params)
     if cache.exists():
         x_all = np.load(cache)
     else:
