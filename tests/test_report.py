@@ -99,11 +99,17 @@ def test_the_agreement_sentence_names_only_the_model_judges_on_a_shorter_prefix(
     results = {
         "judge_agreement": {
             "summary": [],
+            "judges": {"numeric": {}, "verifier": {}},  # the stage always writes the judges run on the full samples
             "model_judges": {"n_items": 20, "runs": {"full": run((10, 10)), "short": run((10, 3))}},
         }
     }
     text = render_section("agreement", results)
     assert "; short on the first part of it" in text
     assert "full on the first part" not in text
+    # each judge against its own re-run: the deterministic ones named, and a missing sampled re-run said so
+    assert "numeric, verifier are deterministic" in text and "No sampled re-run is recorded." in text
     results["judge_agreement"]["model_judges"]["runs"].pop("short")
     assert "first part of it" not in render_section("agreement", results)
+    results["judge_agreement"]["model_judges"]["runs"]["full_resample"] = run((10, 10))
+    text = render_section("agreement", results)
+    assert "exists for full only\n(full_resample, in the pairs above)" in text and "greedily" in text
