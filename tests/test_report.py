@@ -99,7 +99,10 @@ def test_the_agreement_sentence_names_only_the_model_judges_on_a_shorter_prefix(
     results = {
         "judge_agreement": {
             "summary": [],
-            "judges": {"numeric": {}, "verifier": {}},  # the stage always writes the judges run on the full samples
+            "judges": {
+                "numeric": {},
+                "verifier": {},
+            },  # the stage always writes the judges run on the full samples
             "model_judges": {"n_items": 20, "runs": {"full": run((10, 10)), "short": run((10, 3))}},
         }
     }
