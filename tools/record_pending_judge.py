@@ -19,8 +19,6 @@ from pathlib import Path
 from finrag.core import config
 
 SIZES = {"findver": 300, "attributionbench": 300, "expertqa": 300, "finrag": 0}
-BACKEND = {"backend": "llamacpp", "model": "qwen2.5-coder-1.5b-instruct-q4_k_m", "n_ctx": 8192, "n_threads": 2,
-           "n_batch": 512, "logits_all": True}  # fmt: skip
 RUN = {"judge": "llm_logprob", "backend": "qwen1.5b_logprobs", "params": {"top_logprobs": 20},
        "calibrate": "crossfit", "sample_sizes": SIZES}  # fmt: skip
 _params_file = config._params_file
@@ -36,8 +34,10 @@ def patched(path: str) -> dict:
     )
     a["matrix_plot"] = None
     mj = a["model_judges"]
+    # the 1.5B judge's own backend, keeping every prompt token's logits (llama-cpp-python's log-probabilities)
+    backend = {**mj["backends"]["qwen1.5b"], "logits_all": True}
     mj.update(
-        cache_dir="llm_cache/pending", backends={"qwen1.5b_logprobs": BACKEND}, pairs=[], pairs_among=[]
+        cache_dir="llm_cache/pending", backends={"qwen1.5b_logprobs": backend}, pairs=[], pairs_among=[]
     )
     mj["runs"] = {"llm_logprob_qwen1.5b": RUN}
     return data
