@@ -27,6 +27,8 @@ from finrag.trust.judge_agreement import (
     model_judge_sample,
     pair_rows,
     record_model_judges,
+    run_claims,
+    sampled_rerun_of,
     select_judge,
     select_judge_by_transfer,
     summary_table,
@@ -39,7 +41,7 @@ def _human_rows(name: str, res: dict) -> list[dict]:
     return [{**row, "judge": name, "pair": f"human vs {name}"} for row in summary_table(res)]
 
 
-def _model_judges(p: AgreementParams, items: list, result: dict, records: dict) -> None:
+def _model_judges(p: AgreementParams, items: list, loaded: dict, result: dict, records: dict) -> None:
     mj = p.model_judges
     if mj is None or not mj.runs:
         return
@@ -59,11 +61,7 @@ def _model_judges(p: AgreementParams, items: list, result: dict, records: dict) 
         judge.name = name
         return judge, llm
 
-    # a run may take a smaller prefix of the same nested sample (its claims are then a subset of the others')
-    run_items = {
-        name: model_judge_sample(items, run["sample_sizes"], seed=p.seed) if "sample_sizes" in run else subset
-        for name, run in mj.runs.items()
-    }
+    run_items = {name: run_claims(run, subset, items, loaded, seed=p.seed) for name, run in mj.runs.items()}
     if (
         mode != "replay"
     ):  # recording only, claim order chosen for the model's KV cache; the pass below replays
@@ -81,6 +79,9 @@ def _model_judges(p: AgreementParams, items: list, result: dict, records: dict) 
             res["calibration"] = calibration
         records[name] = res.pop("records")
         res["model"] = llm.identity["model"]
+        res["decoding"] = run.get("decoding")  # None for the log-probability judges (no reply is decoded)
+        res["sampled_rerun_of"] = sampled_rerun_of(name, mj.runs)
+        res["every_dev_claim"] = run.get("claims") == "all"
         # only what replays identically: requests made (recorded or replayed alike) and the judge's parse counts
         st = llm.stats()
         res["requests"] = st["calls"] + st["hits"]
@@ -120,7 +121,7 @@ def run() -> None:
             records[name] = res.pop("records")
             result["judges"][name] = res
             result["summary"].extend(_human_rows(name, res))
-        _model_judges(p, items, result, records)
+        _model_judges(p, items, loaded, result, records)
         tracker.metrics({"items": len(items)})
     drawn = {tuple(pair) for pair in (p.model_judges.pairs if p.model_judges else [])}
     forest_rows = [

@@ -181,6 +181,44 @@ def test_model_judge_sample_is_nested_and_stratified():
     assert len([i for i in small if i.benchmark == "expertqa"]) == 3 * len(groups) >= 7  # whole answers
 
 
+def test_a_run_judges_its_declared_claims_every_dev_claim_or_the_shared_sample():
+    """`claims: all` takes every loaded claim (beyond the agreement sample), `sample_sizes` a nested prefix of the
+    agreement sample, and a run that declares neither the sample shared by the model judges."""
+    from finrag.trust.judge_agreement import agreement_sample, model_judge_sample, run_claims
+
+    loaded = {
+        "b": Loaded(
+            "b", [_item(i, "supported" if i % 4 else "unsupported", "supported") for i in range(120)]
+        ),
+        "a": Loaded(
+            "a",
+            [_item(i, "supported" if i % 3 else "unsupported", "supported", bench="a") for i in range(50)],
+        ),
+    }
+    sample = agreement_sample(loaded, sizes={"a": 40, "b": 60}, seed=3)
+    shared = model_judge_sample(sample, {"a": 20, "b": 30}, seed=3)
+    every = run_claims({"claims": "all"}, shared, sample, loaded, seed=3)
+    assert [i.item_id for i in every] == [i.item_id for i in loaded["a"].items + loaded["b"].items]
+    smaller = run_claims({"sample_sizes": {"a": 10, "b": 10}}, shared, sample, loaded, seed=3)
+    assert len(smaller) == 20 and {i.item_id for i in smaller} <= {i.item_id for i in shared}
+    assert run_claims({}, shared, sample, loaded, seed=3) == shared
+
+
+def test_a_sampled_rerun_is_found_by_its_decoding_not_its_name():
+    from finrag.trust.judge_agreement import sampled_rerun_of
+
+    greedy = {"judge": "llm", "backend": "m", "params": {"batch_size": 1}, "decoding": {"temperature": 0.0}}
+    runs = {
+        "g": greedy,
+        "again": {**greedy, "params": {"batch_size": 1, "replicate": 1}, "decoding": {"temperature": 0.7}},
+        "other_model_resample": {**greedy, "backend": "n", "decoding": {"temperature": 0.7}},
+        "lp": {"judge": "llm_logprob", "backend": "m", "params": {"top_logprobs": 20}},
+    }
+    assert sampled_rerun_of("again", runs) == "g"
+    assert sampled_rerun_of("other_model_resample", runs) is None  # no greedy run on its backend
+    assert sampled_rerun_of("g", runs) is None and sampled_rerun_of("lp", runs) is None
+
+
 def test_ai_pairs_by_benchmark_pairs_by_item_id():
     from finrag.trust.judge_agreement import ai_pairs_by_benchmark
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import typer
 import yaml
 from typer.testing import CliRunner
 
@@ -575,3 +576,37 @@ def test_progress_counts_recorded_calls_per_family_without_a_model(tmp_path):
     assert out["ex"]["runs"]["ex-quote-retrieved"]["recorded"] == 0
     bad = run("progress", "--params", tmp_path / "params.yaml", "--family", "nope")
     assert bad.exit_code == 2 and "unknown family" in bad.stderr
+
+
+def test_a_calibrated_judge_is_named_by_its_run_and_cut_at_that_runs_threshold(tmp_path):
+    """`--judge llm_logprob` takes the first calibrated run of params.yaml; a calibrated run's own name (the 1.5B
+    one) takes that run, with the threshold the agreement stage fitted for it; other names still fail clearly."""
+    import json
+
+    import yaml
+
+    from finrag.cli import make_cli_judge
+
+    backend = {"backend": "llamacpp", "n_ctx": 512, "logits_all": True}
+    runs = {
+        "llm": {"judge": "llm", "backend": "small"},
+        "llm_logprob": {"judge": "llm_logprob", "backend": "small", "params": {"top_logprobs": 20}},
+        "llm_logprob_big": {"judge": "llm_logprob", "backend": "big", "params": {"top_logprobs": 20}},
+    }
+    fitted = {"llm_logprob": {"calibration": {"threshold_all": -0.5}},
+              "llm_logprob_big": {"calibration": {"threshold_all": 1.25}}}  # fmt: skip
+    results = tmp_path / "agreement.json"
+    results.write_text(json.dumps({"model_judges": {"runs": fitted}}), encoding="utf-8")
+    params_file = tmp_path / "params.yaml"
+    params_file.write_text(yaml.safe_dump({"agreement": {
+        "metrics_out": str(results),
+        "model_judges": {"cache_dir": str(tmp_path / "cache"), "backends": {"small": backend, "big": backend}, "runs": runs},
+    }}), encoding="utf-8")  # fmt: skip
+
+    def judge(name):
+        return make_cli_judge(name, "llamacpp", "replay", tmp_path / "cache", params_file)
+
+    assert judge("llm_logprob").threshold == -0.5
+    assert judge("llm_logprob_big").threshold == 1.25
+    with pytest.raises(typer.Exit):
+        judge("llm_logprob_bigger")

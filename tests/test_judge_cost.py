@@ -32,14 +32,23 @@ def test_time_judge_counts_every_claim_once():
 
 def test_recorded_model_cost_reads_the_calls_of_one_template_and_model(tmp_path):
     rows = [
-        {"latency_s": 4.0, "request": {"template_id": "t@1", "model": "m"}},
-        {"latency_s": 6.0, "request": {"template_id": "t@1", "model": "m"}},
+        {
+            "latency_s": 4.0,
+            "request": {"template_id": "t@1", "model": "m"},
+            "created": "2026-12-07T06:13:16+00:00",
+        },
+        {
+            "latency_s": 6.0,
+            "request": {"template_id": "t@1", "model": "m"},
+            "created": "2026-12-05T23:59:00+00:00",
+        },
         {"latency_s": 99.0, "request": {"template_id": "other@1", "model": "m"}},
     ]
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = recorded_model_cost(tmp_path, "t@1", "m", threads=2)
     assert out["recorded_calls"] == 2 and out["cpu_seconds_per_claim"] == 10.0
+    assert out["recorded_days"] == ["2026-12-05", "2026-12-07"]  # whose machines the figure is
     assert recorded_model_cost(tmp_path, "none@1", "m", 2)["cpu_seconds_per_claim"] is None
 
 

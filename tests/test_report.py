@@ -94,7 +94,12 @@ def test_the_agreement_sentence_names_only_the_model_judges_on_a_shorter_prefix(
     from finrag.report.render import render_section
 
     def run(n_per_bench):
-        return {"benchmarks": {b: {"binary": {"n": n}} for b, n in zip(("a", "b"), n_per_bench, strict=True)}}
+        return {  # as the stage writes a greedy or log-probability run
+            "benchmarks": {b: {"binary": {"n": n}} for b, n in zip(("a", "b"), n_per_bench, strict=True)},
+            "decoding": None,
+            "sampled_rerun_of": None,
+            "every_dev_claim": False,
+        }
 
     results = {
         "judge_agreement": {
@@ -113,6 +118,17 @@ def test_the_agreement_sentence_names_only_the_model_judges_on_a_shorter_prefix(
     assert "numeric, verifier are deterministic" in text and "No sampled re-run is recorded." in text
     results["judge_agreement"]["model_judges"]["runs"].pop("short")
     assert "first part of it" not in render_section("agreement", results)
-    results["judge_agreement"]["model_judges"]["runs"]["full_resample"] = run((10, 10))
+    results["judge_agreement"]["model_judges"]["runs"]["pool"] = {**run((30, 40)), "every_dev_claim": True}
+    assert "; pool on every dev claim of the three sets" in render_section("agreement", results)
+    results["judge_agreement"]["model_judges"]["runs"].pop("pool")
+    # a sampled re-run is named by what the stage found it re-samples (its decoding), not by its name
+    results["judge_agreement"]["model_judges"]["runs"]["again"] = {
+        **run((10, 10)),
+        "sampled_rerun_of": "full",
+        "decoding": {"temperature": 0.7},
+    }
     text = render_section("agreement", results)
-    assert "exists for full only\n(full_resample, in the pairs above)" in text and "greedily" in text
+    assert (
+        "exists for full only\n(again at temperature 0.7, in the pairs above)" in text and "greedily" in text
+    )
+    assert "log-probabilities (full)" in text  # the sampled re-run is not listed with the greedy ones

@@ -32,6 +32,9 @@ except ImportError:  # pragma: no cover - older typer on top of click
     from click import exceptions as _cx  # type: ignore[no-redef]
 
 JUDGE_CHOICES = ("numeric", "overlap", "llm", "llm_logprob", "combined", "ragas", "verifier", "study")
+JUDGE_HELP = (
+    f"one of {', '.join(JUDGE_CHOICES)}, or a calibrated run of params.yaml by name (llm_logprob_qwen1.5b)"
+)
 LABEL_FORMATS = ("findver", "attributionbench", "expertqa", "finrag")
 DEFAULT_LLM_CACHE = "llm_cache"
 
@@ -385,20 +388,28 @@ def make_cli_judge(
     """A judge by name with the agreement stage's judge_params; llm, combined and ragas get a CachedLLM."""
     from finrag.score.judges.base import JUDGES, make_judge
 
-    if name not in JUDGES:
-        _fail(f"unknown judge '{name}' (known: {', '.join(JUDGES.names())})")
     agreement = _params("agreement", params_file, required=False)
-    if name == "llm_logprob":
-        return _calibrated_llm_judge(agreement, cache_mode, cache_dir)
+    calibrated = _calibrated_runs(agreement)
+    if name == "llm_logprob" or name in calibrated:
+        return _calibrated_llm_judge(agreement, name, cache_mode, cache_dir)
+    if name not in JUDGES:
+        _fail(f"unknown judge '{name}' (known: {', '.join(dict.fromkeys([*JUDGES.names(), *calibrated]))})")
     jp = dict((agreement.get("judge_params") or {}).get(name) or {})
     needs_llm = name in ("llm", "combined", "ragas")
     llm = make_cli_llm(backend, cache_mode, cache_dir, params_file) if needs_llm else None
     return make_judge(name, llm=llm, **jp)
 
 
-def _calibrated_llm_judge(agreement: dict, cache_mode: str, cache_dir: Path | None):
-    """The calibrated LLM judge exactly as the agreement stage ran it (its model block, with log-probabilities on,
-    and its prompt), cut at the threshold that stage fitted on all its dev claims."""
+def _calibrated_runs(agreement: dict) -> dict[str, dict]:
+    """The agreement stage's calibrated LLM judges (runs of judge llm_logprob), by run name, in params order."""
+    runs = ((agreement.get("model_judges") or {}).get("runs") or {}).items()
+    return {n: r for n, r in runs if r.get("judge") == "llm_logprob"}
+
+
+def _calibrated_llm_judge(agreement: dict, name: str, cache_mode: str, cache_dir: Path | None):
+    """A calibrated LLM judge exactly as the agreement stage ran it (its model block, with log-probabilities on,
+    and its prompt), cut at the threshold that stage fitted on all its dev claims. `name`: a run's name, or
+    llm_logprob for the first such run."""
     from finrag.core.io import read_json
     from finrag.llm.backends.base import backend_from_spec
     from finrag.llm.cache import MODES, CachedLLM
@@ -407,10 +418,11 @@ def _calibrated_llm_judge(agreement: dict, cache_mode: str, cache_dir: Path | No
     if cache_mode not in MODES:
         _fail(f"--cache-mode must be one of {', '.join(MODES)}, not '{cache_mode}'")
     mj = agreement.get("model_judges") or {}
-    runs = [(n, r) for n, r in (mj.get("runs") or {}).items() if r.get("judge") == "llm_logprob"]
+    runs = _calibrated_runs(agreement)
     if not runs:
         _fail("llm_logprob: params.yaml agreement.model_judges.runs has no llm_logprob run to take it from")
-    name, run = runs[0]
+    name = name if name in runs else next(iter(runs))
+    run = runs[name]
     results = _from_params(agreement.get("metrics_out", "results/metrics/judge_agreement.json"))
     fitted = (read_json(_need_file(results, "agreement results", "run `dvc repro agreement`")).get(
         "model_judges", {}).get("runs", {}).get(name, {}).get("calibration") or {}).get("threshold_all")  # fmt: skip
@@ -426,9 +438,7 @@ def _calibrated_llm_judge(agreement: dict, cache_mode: str, cache_dir: Path | No
 def judge(
     claim: Annotated[str, typer.Option(help="the claim to check")],
     passage: Annotated[list[str], typer.Option(help="a passage the claim may rest on (repeat for more)")],
-    judge_name: Annotated[
-        str, typer.Option("--judge", help=f"one of {', '.join(JUDGE_CHOICES)}")
-    ] = "numeric",
+    judge_name: Annotated[str, typer.Option("--judge", help=JUDGE_HELP)] = "numeric",
     backend: BackendOpt = "llamacpp",
     cache_mode: CacheModeOpt = "auto",
     cache_dir: CacheDirOpt = None,
@@ -457,9 +467,7 @@ def load_labels_file(path: Path, fmt: str):
 def agreement(
     labels: Annotated[Path, typer.Option(help="a JSONL file of human-labelled claims")],
     fmt: Annotated[str, typer.Option("--format", help=f"one of {', '.join(LABEL_FORMATS)}")],
-    judge_name: Annotated[
-        str, typer.Option("--judge", help=f"one of {', '.join(JUDGE_CHOICES)}")
-    ] = "numeric",
+    judge_name: Annotated[str, typer.Option("--judge", help=JUDGE_HELP)] = "numeric",
     sample: Annotated[
         int | None, typer.Option(min=1, help="judge a stratified sample of this many items (default: all)")
     ] = None,

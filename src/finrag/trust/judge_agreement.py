@@ -338,6 +338,53 @@ def model_judge_sample(
     return out
 
 
+def every_dev_claim(loaded: Mapping[str, Loaded]) -> list[LabelledClaim]:
+    """Every claim of every loaded benchmark, benchmarks in name order, each in its load order: the pool a model
+    judge declares with `claims: all` (beyond the agreement sample the deterministic judges are measured on)."""
+    return [it for _, ld in sorted(loaded.items()) for it in ld.items]
+
+
+def run_claims(
+    run: Mapping,
+    model_sample: Sequence[LabelledClaim],
+    sample: Sequence[LabelledClaim],
+    loaded: Mapping[str, Loaded],
+    seed: int = DEFAULT_SEED,
+) -> list[LabelledClaim]:
+    """The claims one model-judge run judges: every dev claim (`claims: all`), a smaller nested prefix of the
+    agreement sample (`sample_sizes`), or by default the model-judge sample shared by the runs."""
+    if run.get("claims") == "all":
+        return every_dev_claim(loaded)
+    if "sample_sizes" in run:
+        return model_judge_sample(sample, run["sample_sizes"], seed=seed)
+    return list(model_sample)
+
+
+def sampled_rerun_of(name: str, runs: Mapping[str, Mapping]) -> str | None:
+    """The run that run `name` samples again: `name` decodes at a temperature above 0 and the other run is the
+    same judge on the same backend with the same params (the replicate index aside) decoded greedily. None when
+    `name` is no such re-run. The report names each judge's re-run from this, not from the run's name."""
+
+    def temperature(run: Mapping) -> float:
+        return float((run.get("decoding") or {}).get("temperature", 0.0))
+
+    def same_judge(run: Mapping) -> tuple:
+        params = {k: v for k, v in (run.get("params") or {}).items() if k != "replicate"}
+        return run["judge"], run["backend"], repr(sorted(params.items()))
+
+    run = runs[name]
+    if temperature(run) <= 0:
+        return None
+    return next(
+        (
+            other
+            for other, r in runs.items()
+            if other != name and temperature(r) == 0 and same_judge(r) == same_judge(run)
+        ),
+        None,
+    )
+
+
 def pair_rows(name_a: str, name_b: str, res: dict) -> list[dict]:
     """Report rows (like summary_table's) for an AI-vs-AI pair: binary and three-class, over all benchmarks."""
     return [

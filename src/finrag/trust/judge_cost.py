@@ -55,19 +55,22 @@ def time_judge(judge, batches: Sequence[tuple[list[str], list[str]]]) -> dict:
 
 def recorded_model_cost(cache_dir: Path, template_id: str, model: str, threads: int) -> dict:
     """A model judge's cost per claim from its recorded calls (the shards under `cache_dir`, the agreement stage's
-    cache): mean latency times the threads the model ran on."""
-    latencies = [
-        float(e.get("latency_s") or 0.0)
+    cache): mean latency times the threads the model ran on. The days the calls were recorded come with it: calls
+    recorded in other sessions ran on other machines (the CPU is not in the cache), so the figure is theirs."""
+    calls = [
+        e
         for f in sorted(Path(cache_dir).rglob("*.jsonl"))
         for e in read_jsonl(f, torn_tail=True)
         if e.get("request", {}).get("template_id") == template_id
         and e.get("request", {}).get("model") == model
     ]
-    if not latencies:
+    if not calls:
         return {"recorded_calls": 0, "cpu_seconds_per_claim": None}
+    latencies = [float(e.get("latency_s") or 0.0) for e in calls]
+    days = sorted({str(e.get("created") or "")[:10] for e in calls} - {""})
     mean = sum(latencies) / len(latencies)
     return {"recorded_calls": len(latencies), "mean_latency_s": round(mean, 3), "threads": threads,
-            "cpu_seconds_per_claim": round(mean * threads, 3)}  # fmt: skip
+            "cpu_seconds_per_claim": round(mean * threads, 3), "recorded_days": days}  # fmt: skip
 
 
 def measure(p: JudgeCostParams, make_judge) -> dict:
