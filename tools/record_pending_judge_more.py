@@ -47,10 +47,11 @@ def main(
     loaded = load_all(mirror_dir(required=True), labels_dir=Path(p.finrag_labels))
     sample = agreement_sample(loaded, sizes=p.sample_sizes, seed=p.seed)
     declared = model_judge_sample(sample, spec.get("sample_sizes", mj.sample_sizes), seed=p.seed)
-    done = {(it.benchmark, it.item_id) for it in declared}
+    # by what the prompt is made of: a claim two sets share is one call, already in llm_cache/agreement/
+    done = {(it.claim, tuple(it.passages)) for it in declared}
     every = every_dev_claim(loaded)
-    todo = round_robin([it for it in every if (it.benchmark, it.item_id) not in done])
-    print(f"{run}: {len(every)} dev claims, {len(done)} declared, {len(todo)} to record", flush=True)
+    todo = round_robin([it for it in every if (it.claim, tuple(it.passages)) not in done])
+    print(f"{run}: {len(every)} dev claims, {len(declared)} declared, {len(todo)} to record", flush=True)
     if dry_run or not todo:
         return
     backend = backend_from_spec(mj.backends.get(spec["backend"]), default=spec["backend"])
