@@ -35,6 +35,7 @@ from finrag.trust.judge_agreement import (
     transfer_kappas,
 )
 from finrag.trust.params import AgreementParams
+from finrag.trust.seed_lesson import judge_parts, resampling_units, seed_lesson
 
 
 def _human_rows(name: str, res: dict) -> list[dict]:
@@ -100,6 +101,16 @@ def _model_judges(p: AgreementParams, items: list, loaded: dict, result: dict, r
         result["model_judges"]["pairs"][f"{a}~{b}"] = pair_res
         for r in pair_res:
             result["summary"].extend(pair_rows(a, b, r))
+    if mj.pairs_among and p.selection:
+        models = {name: res["model"] for name, res in result["model_judges"]["runs"].items()}
+        result["model_judges"]["seed_lesson"] = seed_lesson(
+            records,
+            mj.pairs_among,
+            resampling_units([*items, *(it for its in run_items.values() for it in its)]),
+            judge_parts(mj.pairs_among, mj.shared_parts, models),
+            p.selection.benchmarks,
+            seed=p.seed,
+        )
 
 
 def run() -> None:

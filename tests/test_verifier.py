@@ -249,7 +249,7 @@ def test_leaving_a_source_out_scores_it_with_a_model_that_never_saw_it():
     """A feature that separates the labels in every source carries over (AUC near 1 left out); one that only
     one source's labels follow does not carry over to that source."""
     from finrag.score.verifier.build import HUMAN_SETS
-    from finrag.score.verifier.train import leave_one_source_out, left_out_split
+    from finrag.score.verifier.train import leave_one_source_out, left_out_splits
 
     rng = np.random.default_rng(0)
     ns, per = 200, 60
@@ -275,10 +275,11 @@ def test_leaving_a_source_out_scores_it_with_a_model_that_never_saw_it():
     )
     assert out["findver"]["shared_claims_left_out"] == 0
     # the split itself (what a probe reuses): the left-out set's rows and its shared claims never fit the model
-    test, shared_idx, fit = left_out_split(human, "expertqa", len(y))
-    assert len(test) == per and len(shared_idx) == 10
+    test, shared_idx, others, fit = left_out_splits(human, len(y))["expertqa"]
+    assert len(test) == per and len(shared_idx) == 10 and len(others) == 2 * per - 10
     assert not fit[ns + test].any() and not fit[[ns + i for i in shared_idx]].any()
     assert fit[:ns].all() and int(fit.sum()) == len(y) - per - 10
+    assert fit[[ns + i for i in others]].all()  # what the left-out model and the study combiner learn from
 
 
 def test_shared_claims_land_in_one_crossfit_group_whatever_their_benchmark_calls_them():

@@ -48,7 +48,7 @@ from finrag.score.verifier.train import (
     _classifier,
     _logit,
     feature_cache_path,
-    left_out_split,
+    left_out_splits,
     training_rows,
 )
 
@@ -172,6 +172,7 @@ def evaluate(tp: dict, synth: list, human: list, x_base: np.ndarray, extra: np.n
     w = np.array([1.0] * ns + [float(tp["human_weight"])] * len(human))
     fold = np.array([-1] * ns + [r["fold"] for r in human])
     bench = np.array([r["benchmark"] for r in human])
+    splits = left_out_splits(human, len(y))
     fig = [FEATURES.index(n) for n in ("n_figures", "figures_found", "figures_found_best")]
     x_markers = x_base.copy()
     x_markers[:, fig] = extra[:, 3:6]
@@ -190,7 +191,7 @@ def evaluate(tp: dict, synth: list, human: list, x_base: np.ndarray, extra: np.n
             cut = np.zeros(len(s))
             for f in range(tp["folds"]):
                 cut[ff == f] = best_threshold(s[ff != f], yy[ff != f])
-            test, _, fit = left_out_split(human, b, len(y))
+            test, _, _, fit = splits[b]
             lo = _logit(_classifier(tp).fit(x[fit], y[fit], sample_weight=w[fit]), x[ns + test])
             line.append(
                 f"{b}: cross-fit AUC {roc_auc_score(yy, s):.3f} kappa {cohen_kappa_score(yy, s >= cut):.3f} "

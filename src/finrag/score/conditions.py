@@ -87,6 +87,12 @@ def _table(records: Sequence[ScoredAnswer], runs: Sequence[str], metric: str) ->
     return qids, values.reshape(len(qids), len(runs))
 
 
+def defined_everywhere(values: np.ndarray) -> np.ndarray:
+    """The rows (questions) of a question-by-run table where the metric is defined in every run: what every
+    paired comparison and trend is computed on."""
+    return values[~np.isnan(values).any(axis=1)]
+
+
 def _share(values: np.ndarray, binary: bool, n_resamples: int, seed: int) -> dict:
     """A yes/no outcome's share with its Wilson interval, or a graded outcome's mean with its bootstrap interval,
     over the questions where it is defined."""
@@ -106,7 +112,7 @@ def paired_difference(values: np.ndarray, binary: bool, n_resamples: int, seed: 
     bootstrap interval, and (yes/no outcomes) the exact McNemar p-value on the discordant pairs."""
     from scipy.stats import binomtest
 
-    both = values[~np.isnan(values).any(axis=1)]
+    both = defined_everywhere(values)
     out: dict = {"n": int(len(both))}
     if not len(both):
         return {**out, "difference": None, "ci": None, "p": None}
@@ -129,7 +135,7 @@ def level_trend(values: np.ndarray, n_resamples: int, seed: int) -> dict:
     (level 3 - level 1) / 2, so the middle level weighs nothing in the estimate (it does shape the permutation
     null), which asks whether the outcome rises from the weakest retrieval to the strongest; the per-level shares
     show the shape."""
-    full = values[~np.isnan(values).any(axis=1)]
+    full = defined_everywhere(values)
     n, levels = full.shape if full.ndim == 2 else (0, 0)
     if n < 2 or levels < 2:
         return {"n": int(n), "per_level": None, "ci": None, "p": None}
@@ -166,7 +172,7 @@ def pair_table(
         for metric in p.metrics:
             qids, values = _table(records, pair, metric)
             binary = metric in BINARY
-            both = values[~np.isnan(values).any(axis=1)]
+            both = defined_everywhere(values)
             rows[metric] = {
                 first: _share(both[:, 0], binary, p.n_resamples, p.seed),
                 second: _share(both[:, 1], binary, p.n_resamples, p.seed),
@@ -199,7 +205,7 @@ def dose_table(records: Sequence[ScoredAnswer], p: ConditionsParams, recall: Map
         for metric in p.metrics:
             qids, values = _table(records, runs, metric)
             binary = metric in BINARY
-            full = values[~np.isnan(values).any(axis=1)]  # the questions defined at every level, as the trend
+            full = defined_everywhere(values)  # the questions the trend is computed on
             rows[metric] = {
                 "levels": [_share(full[:, i], binary, p.n_resamples, p.seed) for i in range(len(runs))],
                 "trend": level_trend(values, p.n_resamples, p.seed),

@@ -42,6 +42,9 @@ class ModelJudges(Block):
     runs: dict[str, Spec]
     pairs: list[tuple[str, str]] = []  # AI-vs-AI pairs, also drawn in the forest plot
     pairs_among: list[str] = []  # every pair of these judges too (model or not): the agreement matrix
+    # what a judge is built from (beside itself and, for a model judge, its model): a pair sharing a part agrees
+    # partly by construction, so the seed study's lesson is also given over the pairs that share nothing
+    shared_parts: dict[str, list[str]] = {}
 
     def all_pairs(self) -> list[tuple[str, str]]:
         """`pairs`, then every pair of `pairs_among` not already listed (in either order)."""

@@ -19,7 +19,7 @@ import pickle
 import random
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -124,22 +124,34 @@ def feature_cache_path(rows: list[tuple[str, list[str], str]], p: dict, numeric_
     return Path(p.get("feature_cache", "data/cache/verifier_features")) / f"{fkey}.npy"
 
 
-def left_out_split(
-    human: list[dict], benchmark: str, n_rows: int
-) -> tuple[np.ndarray, list[int], np.ndarray]:
-    """For leaving `benchmark` out of a training matrix of `n_rows` rows whose last len(human) rows are the human
-    claims: its claims' indices among the human rows, the other benchmarks' claims with the same text (left out
-    with it: the same claim in two sets would leak its label), and the rows a model may fit on."""
+class LeftOut(NamedTuple):
+    """One human set left out of a training matrix whose last rows are the human claims."""
+
+    test: np.ndarray  # its claims' indices among the human rows
+    shared: list[
+        int
+    ]  # the other sets' claims with the same text: left out with it (they would leak its label)
+    others: list[int]  # the other sets' remaining claims: what a model fitted without it may learn from
+    fit: np.ndarray  # the matrix rows a model may fit on (synthetic rows and `others`)
+
+
+def left_out_splits(human: list[dict], n_rows: int) -> dict[str, LeftOut]:
+    """Every human set's LeftOut for a training matrix of `n_rows` rows whose last len(human) rows are the human
+    claims, the sets and claim texts read once."""
     ns = n_rows - len(human)
     bench = np.array([r["benchmark"] for r in human])
     text = [claim_text_key(r["claim"]) for r in human]
-    test = np.where(bench == benchmark)[0]
-    left_out = {text[i] for i in test}
-    shared = [i for i in range(len(human)) if bench[i] != benchmark and text[i] in left_out]
-    fit = np.ones(n_rows, dtype=bool)
-    fit[ns + test] = False
-    fit[[ns + i for i in shared]] = False
-    return test, shared, fit
+    out: dict[str, LeftOut] = {}
+    for b in HUMAN_SETS:
+        test = np.where(bench == b)[0]
+        left_out = {text[i] for i in test}
+        shared = [i for i in range(len(human)) if bench[i] != b and text[i] in left_out]
+        others = [i for i in range(len(human)) if bench[i] != b and text[i] not in left_out]
+        fit = np.ones(n_rows, dtype=bool)
+        fit[ns + test] = False
+        fit[[ns + i for i in shared]] = False
+        out[b] = LeftOut(test, shared, others, fit)
+    return out
 
 
 def leave_one_source_out(
@@ -168,15 +180,11 @@ def leave_one_source_out(
     from sklearn.metrics import roc_auc_score
 
     ns = len(y) - len(human)
-    bench = np.array([r["benchmark"] for r in human])
-    text = [claim_text_key(r["claim"]) for r in human]
     out: dict[str, Any] = {}
-    for b in HUMAN_SETS:
-        test, shared, fit = left_out_split(human, b, len(y))
+    for b, (test, shared, others, fit) in left_out_splits(human, len(y)).items():
         yy = y[ns + test]
         if test.size == 0 or len(set(yy.tolist())) < 2:
             continue
-        left_out = {text[i] for i in test}
         model = _classifier(p).fit(x_all[fit], y[fit], sample_weight=w[fit])
         s = np.round(_logit(model, x_all[ns + test]), SCORE_DECIMALS)
         human_lab = ["supported" if v else "not_supported" for v in yy]
@@ -200,7 +208,6 @@ def leave_one_source_out(
             has_fig = x_all[ns:, FEATURES.index("has_figures")]
             labels = ["supported", "not_supported"]
             out[b]["numeric_same_claims"] = agreement(human_lab, num, labels, seed=p["seed"], groups=groups)
-            others = [i for i in range(len(human)) if bench[i] != b and text[i] not in left_out]
             others_y = y[[ns + i for i in others]]
             if len(set(others_y.tolist())) < 2:
                 continue  # no other human set to fit the combiner on: no study kappa (the rule then admits no study)
