@@ -128,10 +128,10 @@ class LeftOut(NamedTuple):
     """One human set left out of a training matrix whose last rows are the human claims."""
 
     test: np.ndarray  # its claims' indices among the human rows
-    shared: list[
-        int
-    ]  # the other sets' claims with the same text: left out with it (they would leak its label)
-    others: list[int]  # the other sets' remaining claims: what a model fitted without it may learn from
+    # the other sets' claims with the same text: left out with it (they would leak its label)
+    shared: list[int]
+    # the other sets' remaining claims: what a model fitted without it may learn from
+    others: list[int]
     fit: np.ndarray  # the matrix rows a model may fit on (synthetic rows and `others`)
 
 
