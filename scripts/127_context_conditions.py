@@ -22,11 +22,13 @@ from finrag.retrieve.contexts import context_summary, load_frozen_contexts
 
 def run() -> None:
     p = ContextConditionsParams.load()
-    questions = [
-        q for q in read_jsonl(Path(p.questions), Question) if q.available and q.kind == "financebench"
-    ]
-    qids = {q.qid for q in questions}
-    frozen = [c for c in read_jsonl(Path(p.contexts), Context) if c.qid in qids]
+    available = [q for q in read_jsonl(Path(p.questions), Question) if q.available]
+    # the retrieval levels and the summary are over the FinanceBench questions (the trick questions have no gold
+    # evidence); the oracle orders cover every available question, so a family can ask the trick questions on the
+    # shuffled oracle too (the draw is per question: the FinanceBench orders do not move)
+    questions = [q for q in available if q.kind == "financebench"]
+    asked = {q.qid for q in available}
+    frozen = [c for c in read_jsonl(Path(p.contexts), Context) if c.qid in asked]
     files = condition_files(Path(p.out_dir), [*p.oracle_orders, *p.levels])
     built: dict[str, list[Context]] = {}
     for name, order in p.oracle_orders.items():

@@ -554,3 +554,104 @@ def test_repeats_premise() -> None:
     assert not repeats_premise("Revenue was $3.1 billion.", [5e9])
     assert not repeats_premise("The facility was raised to $5.25 billion.", ["$5.2 billion"])  # a real figure
     assert repeats_premise("Net income of $5,200 million was driven by ...", ["$5.2 billion"])
+
+
+# ------------------------------------------------------------------ this study's own answer kinds (strict grading)
+# Answers taken from the recorded answers of this study (extractive lines, table headers and rows, copies, echoes,
+# truncations), each labelled by hand by us — our labels, not a human study. "not correct" means: the grade is not
+# a certain "correct" (it is incorrect, a refusal, or uncertain, and an uncertain grade never counts as correct).
+
+STUDY_CASES = [
+    # (question, gold, answer, correct?)
+    (  # a yes read off a sentence about the stock ticker: sharing the company's name is not being about the question
+        "Has MGM Resorts paid dividends to common shareholders in FY2022?",
+        "Yes. MGM maintained 0.01$ per share annual dividend through out FY 2022.",
+        "Our common stock is traded on the New York Stock Exchange (“NYSE”) under the symbol “MGM.” [1]",
+        False,
+    ),
+    (  # a table header shares the gold's words and states nothing
+        "How much was the Real change in Sales for AMCOR in FY 2023 vs FY 2022, if we exclude the impact of FX "
+        "movement, passthrough costs and one-off items?",
+        "The Real Growth was flat in FY 2023 vs FY 2022.",
+        "Components of Fiscal 2023 Net Sales growth [1]",
+        False,
+    ),
+    (  # a table row holds the gold figure beside the other years' figures: no figure is chosen
+        "What is Pfizer's FY2021 net income attributable to common shareholders (in USD millions)?",
+        "$21,979 million",
+        "Net income attributable to Pfizer Inc. common shareholders $ 21,979 $ 9,159 $ 16,026 [1]",
+        False,
+    ),
+    (  # the same figure stated as an answer
+        "What is Pfizer's FY2021 net income attributable to common shareholders (in USD millions)?",
+        "$21,979 million",
+        "Pfizer's net income attributable to common shareholders was $21,979 million in 2021 [1].",
+        True,
+    ),
+    (  # an extractive line cut mid-list: some gold words, no answer
+        "What was the key agenda of the AMCOR's 8k filing dated 1st July 2022?",
+        "Amcor Finance (USA), Inc. and Amcor Flexibles North America, Inc., entered into supplemental indentures "
+        "relating to Guaranteed Senior Notes due 2026 and 2031.",
+        "4.6 Second Supplemental Indenture, dated as of June 30, 2022, among Amcor Finance (USA), Inc., Amcor "
+        "Flexibles North [1]",
+        False,
+    ),
+    (  # a yes read softly from a sentence that is about the question: uncertain, so not counted correct
+        "Has CVS Health paid dividends to common shareholders in Q2 of FY2022?",
+        "Yes, CVS paid a $ 0.55 dividend per share every quarter in FY2022",
+        "CVS Health has paid cash dividends every quarter since becoming a public company. [1]",
+        False,
+    ),
+    (  # the quote prompt's own example, echoed
+        "What is the FY2018 capital expenditure amount (in USD millions) for 3M?",
+        "$1577.00",
+        "net sales were $8.1 billion [2]",
+        False,
+    ),
+    (  # a copy of the passages block
+        "What is Boeing's year end FY2018 net property, plant, and equipment (in USD millions)?",
+        "$12645.00",
+        '<passage n="3" source="BOEING_2018_10K p. 33">The following table provides details of the accounting '
+        "quantities and firm orders by program as of December 31.",
+        False,
+    ),
+    (  # an answer cut at the token limit before it says anything
+        "Does 3M have a reasonably healthy liquidity profile based on its quick ratio for Q2 of FY2023?",
+        "No. The quick ratio for 3M was 0.96 by Jun'23 close, which needs a bit of an improvement to touch the "
+        "1x mark",
+        "To determine whether 3M has a reasonably healthy liquidity profile, we need to calculate the quick ratio. "
+        "The quick ratio is calculated as (current assets - inventories) / current liabilities. From the balance",
+        False,
+    ),
+    (  # a terse choice answer is an answer
+        "Which of the three activities (operating, investing, financing) brought in the most cash for Best Buy in "
+        "FY2023?",
+        "Operating activities",
+        "Operating activities [1]",
+        True,
+    ),
+    (  # an explicit yes with the gold's evidence
+        "Has MGM Resorts paid dividends to common shareholders in FY2022?",
+        "Yes. MGM maintained 0.01$ per share annual dividend through out FY 2022.",
+        "Yes. MGM Resorts paid an annual dividend of $0.01 per share in 2022 [1].",
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "gold", "answer", "expected"), STUDY_CASES)
+def test_strict_grading_of_this_studys_answer_kinds(question, gold, answer, expected):
+    r = grade(gold, answer, question)
+    strictly_correct = r.verdict == "correct" and not r.uncertain
+    assert strictly_correct is expected, r.detail
+
+
+def test_table_like_lines_and_statements():
+    from finrag.score.grader import table_like
+
+    assert table_like("Components of Fiscal 2023 Net Sales growth [1]")
+    assert table_like("Total revenue 2022 2021 $ 5,000 $ 4,000")
+    assert not table_like("Revenue grew 5% in 2022.")
+    assert not table_like("The quick ratio was 1.2 in 2022 and 1.1 in 2021.")
+    assert not table_like("Operating activities")
+    assert not table_like("$1,577 million [1]")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from finrag.core.contracts import Passage
@@ -52,39 +54,64 @@ PINNED = {
     "quote@1": "38e9417c44c54401bc87977940ceea42d804d2a22b144d5f098f4af64ba09dc6",
     "cot@1": "05bddab72ea71d6c85c80beaf725c75c1e457dfe0bf39fd1c2c8e2c374f8ca1a",
     "decline@1": "050af613020be7af1726d846f2c476f615fec7bf809381aefa3f4cb0066bc366",
+    "plain@2": "0269747fee25fa51e7faa658a52e2fcfe904674f060e83bb61d6c13631abb1c2",
+    "quote@2": "684e53c743feab00ecccb694bee3424ee236b8e99643d888e6b16c2916126bb5",
+    "decline@2": "2f55550b004826076aacd26d32e588d7cfa02d71f87131480fb57b97fd19c53b",
 }
 
 
 def test_snapshot_quote_style():
-    messages, tid = render("quote", QUESTION, PASSAGES)
+    messages, tid = render("quote@1", QUESTION, PASSAGES)
     assert tid == "quote@1"
     assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[0]["content"].startswith(SNAPSHOT_SYSTEM_START)
     assert messages[1]["content"] == SNAPSHOT_USER
 
 
-def test_four_versioned_styles_and_pinned_text():
+def test_every_pinned_version_renders_and_its_text_is_pinned():
+    """Every version styles.yaml keeps renders (v1 answers keep replaying); a bare name is the newest."""
     ids = {s: prompts.get_style(s).template_id for s in STYLES_ORDER}
-    assert ids == {"plain": "plain@1", "quote": "quote@1", "cot": "cot@1", "decline": "decline@1"}
-    for style, tid in ids.items():
-        assert template_hash(style) == PINNED[tid], f"{tid} text changed: bump its version in styles.yaml"
-    with pytest.raises(KeyError, match="current version is plain@1"):
+    assert ids == {"plain": "plain@2", "quote": "quote@2", "cot": "cot@1", "decline": "decline@2"}
+    every = [st.template_id for versions in prompts.style_versions().values() for st in versions.values()]
+    assert sorted(every) == sorted(PINNED)
+    for tid in every:
+        assert template_hash(tid) == PINNED[tid], f"{tid} text changed: add a version in styles.yaml"
+        assert render(tid, QUESTION, PASSAGES)[1] == tid
+    with pytest.raises(KeyError, match="known versions: plain@1, plain@2"):
         render("plain@0", QUESTION, PASSAGES)
     with pytest.raises(KeyError, match="unknown prompt style"):
         render("haiku", QUESTION, PASSAGES)
 
 
-def test_styles_share_the_prefix_up_to_the_instructions():
-    """Prefix reuse: all styles of one context share system + passages; only instructions + question differ."""
-    rendered = {s: render(s, QUESTION, PASSAGES)[0] for s in STYLES_ORDER}
-    systems = {m[0]["content"] for m in rendered.values()}
-    assert len(systems) == 1
-    users = [m[1]["content"] for m in rendered.values()]
-    prefixes = {u[: u.rindex("</passage>")] for u in users}
-    assert len(prefixes) == 1 and PASSAGES[1].text in prefixes.pop()
-    for u in users:
-        assert u.endswith(f"<question>\n{QUESTION}\n</question>")
-    assert len({u for u in users}) == 4
+def test_no_style_of_the_newest_versions_holds_a_copyable_example_or_markup():
+    """The small model echoed quote@1's literal example and copied the `<passage>` markup: the newest versions
+    quote no example and show passages without markup."""
+    for style in STYLES_ORDER:
+        st = prompts.get_style(style)
+        if st.version < 2:
+            continue
+        quoted = re.findall(r'"([^"]+)"', st.instructions)
+        assert all(q == DECLINE_PHRASE for q in quoted), (style, quoted)
+        user = render(style, QUESTION, PASSAGES)[0][1]["content"]
+        assert "<passage" not in user and "Passage [1] (3M_2018_10K p. 60):" in user
+
+
+def test_v2_passages_parse_back():
+    messages, _ = render("plain@2", QUESTION, PASSAGES)
+    q, ps = parse_prompt(messages)
+    assert q == QUESTION
+    assert [(p["n"], p["source"], p["text"]) for p in ps] == [
+        (1, "3M_2018_10K p. 60", PASSAGES[0].text),
+        (2, "3M_2018_10K p. 61, 62", PASSAGES[1].text),
+    ]
+
+
+def test_a_style_stop_sequence_joins_the_decoding_and_none_leaves_it_as_it_was():
+    base = {"temperature": 0.0, "stop": []}
+    assert prompts.get_style("plain@1").decoding(base) == base
+    st = prompts.Style(name="x", version=9, description="", instructions="", stop=("</answer>",))
+    assert st.decoding(base)["stop"] == ["</answer>"]
+    assert st.decoding({"stop": "</answer>"})["stop"] == ["</answer>"]
 
 
 def test_parse_prompt_round_trips_passages_and_question():

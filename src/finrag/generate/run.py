@@ -19,7 +19,7 @@ from finrag.core.contracts import Answer, Passage, Question
 from finrag.core.io import canonical_json
 from finrag.core.sampling import per_stratum_ranks
 from finrag.llm.cache import CachedLLM, ResponseCache, cache_key, cache_request
-from finrag.llm.prompts.render import render
+from finrag.llm.prompts.render import get_style, render, style_name
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +54,17 @@ def family_specs(
     condition_modes: Mapping[str, str] | None = None,
     qids: Sequence[str] | None = None,
 ) -> list[RunSpec]:
-    """The runs of one `generate.families` entry, each carrying the family's full decoding. A `contexts` entry that
+    """The runs of one `generate.families` entry, each carrying the family's full decoding. A style is a name (its
+    current version) or pinned as `name@version`; run ids format `{style}` as the name and `{template}` as given. A `contexts` entry that
     names a context condition (a key of `condition_modes`: condition -> its frozen mode) runs on that condition's
     passages under its mode; `qids` is the family's question sample, if it declares one."""
     decoding = {**base_decoding, **family.get("decoding", {})}
     conditions = condition_modes or {}
     return [
         RunSpec(
-            run_id=family["run_id"].format(tag=family["tag"], style=style, context=mode, replicate=rep),
+            run_id=family["run_id"].format(
+                tag=family["tag"], style=style_name(style), template=style, context=mode, replicate=rep
+            ),
             style=style,
             context_mode=conditions.get(mode, mode),
             replicate=rep,
@@ -79,14 +82,18 @@ def family_specs(
 def question_sample(questions: Sequence[Question], sample: Mapping | None) -> list[Question]:
     """A family's declared question sample (`questions: {kinds, seed, size}`), in its draw order: the first `size`
     (default: all) of one seeded shuffle of the questions of those kinds, in the order given (the generate stage
-    gives the available ones in the file's order). Raising `size` keeps every question drawn before (the recorded
+    gives the available ones in the file's order). With several `kinds`, the kinds come one after another in the
+    order listed, each in its own seeded shuffle (one kind: the same order as a draw of that kind alone). Raising `size` keeps every question drawn before (the recorded
     calls stay in use), and recording in draw order leaves a usable prefix whenever it stops. The shuffle is of the
     whole pool: a question added to or removed from it (a filing the mirror gains) redraws the others."""
     if not sample:
         return list(questions)
-    pool = [q for q in questions if not sample.get("kinds") or q.kind in sample["kinds"]]
-    ranks = per_stratum_ranks(pool, lambda _q: "all", int(sample["seed"]))
-    ordered = [q for _, q in sorted(zip(ranks, pool, strict=True), key=lambda t: t[0])]
+    kinds = sample.get("kinds") or [None]
+    ordered: list[Question] = []
+    for kind in kinds:
+        pool = [q for q in questions if kind is None or q.kind == kind]
+        ranks = per_stratum_ranks(pool, lambda _q: "all", int(sample["seed"]))
+        ordered += [q for _, q in sorted(zip(ranks, pool, strict=True), key=lambda t: t[0])]
     return ordered[: int(sample.get("size", len(ordered)))]
 
 
@@ -200,7 +207,7 @@ def generate_answers(
             messages, template_id = render(spec.style, q.question, passages)
             comp, key, _hit = llm.complete(
                 messages,
-                {**decoding, **dict(spec.decoding)},
+                get_style(spec.style).decoding({**decoding, **dict(spec.decoding)}),
                 replicate=spec.replicate,
                 template_id=template_id,
                 item_id=f"{q.qid}/{spec.run_id}",
@@ -223,7 +230,7 @@ def answer_from_completion(comp, key, llm, qid, run_id, spec, template_id, passa
         run_id=run_id,
         backend=llm.identity["backend"],
         model=llm.identity["model"],
-        prompt_style=spec.style,
+        prompt_style=style_name(spec.style),
         template_id=template_id,
         context_mode=spec.context_mode,
         replicate=spec.replicate,
@@ -299,7 +306,7 @@ def recording_progress(
                 continue
             calls += 1
             messages, template_id = render(spec.style, q.question, contexts[(q.qid, spec.contexts_key)])
-            dec = {**decoding, **dict(spec.decoding)}
+            dec = get_style(spec.style).decoding({**decoding, **dict(spec.decoding)})
             req = cache_request(identity, messages, dec, replicate=spec.replicate, template_id=template_id)
             entry = cache.get(cache_key(req))
             if entry is not None:

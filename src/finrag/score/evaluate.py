@@ -43,6 +43,7 @@ from finrag.score.citations import score_answer_citations
 from finrag.score.claims import score_answer, split_claims
 from finrag.score.declining import declined as is_declined
 from finrag.score.declining import false_premise_response, repeats_premise
+from finrag.score.flags import answer_flags
 from finrag.score.grader import grade
 from finrag.score.judge_trust import judge_trust, selected_judge
 from finrag.score.record import GradeMethod, JudgedClaim, LLMSplitScore, ScoredAnswer, SplitClaim
@@ -156,16 +157,23 @@ def score_answer_record(
         verdict, source = g.verdict, "grader"
         unit_mismatch, grade_method, grade_detail = g.unit_mismatch, g.method, g.detail
         grade_uncertain = g.uncertain  # near the content-word threshold or a soft yes/no
-        correct = verdict == "correct"
+        lenient = verdict == "correct"
+        correct = lenient and not grade_uncertain  # strict: uncertain is its own outcome, never correct
     else:
         ok = declined if behaviour == "decline" else fp == "flagged"
         verdict = "correct" if ok else ("refusal" if declined else "incorrect")
         source = "behaviour"
         unit_mismatch, grade_method, grade_detail, grade_uncertain = False, "behaviour", "", False
-        correct = ok
+        correct = lenient = ok
     # 2. groundedness (claims split once, shared by both judges)
     claims = split_claims(a.text)
     s = score_answer(a.text, a.passages, judge, claims=claims)
+    flags = answer_flags(
+        a.text,
+        messages=a.prompt,
+        finish_reason=a.finish_reason,
+        strictly_correct=correct,
+    )
     ls = score_answer(a.text, a.passages, llm_judge, claims=claims) if llm_judge is not None else None
     # 4. (the passages seen, usage) goes in with the rest; the LLM split and 3. (citations) are set below, only when
     # scored: a field never set stays out of the record's JSON (ScoredAnswer.as_json), so records stay as they were
@@ -190,9 +198,12 @@ def score_answer_record(
         grade_method=grade_method,
         grade_detail=grade_detail,
         grade_uncertain=grade_uncertain,
+        grade_outcome="uncertain" if grade_uncertain and source == "grader" else verdict,
         verdict=verdict,
         verdict_source=source,
         correct=correct,
+        lenient_correct=lenient,
+        flags=flags,
         false_premise=fp,
         repeats_premise=rep,
         used_made_up_figure=(fp == "used" and bool(rep)) if fp is not None else None,
@@ -206,7 +217,7 @@ def score_answer_record(
         fully_grounded=s["fully_grounded"],
         refusal=s["refusal"],
         claims=_judged_claims(s, JudgedClaim),
-        correct_and_grounded=correct and s["fully_grounded"],
+        correct_and_grounded=correct and s["fully_grounded"] and not flags,
         correct_or_grounded=correct or s["fully_grounded"],
         llm_judge=ls["judge"] if ls else None,
         llm_sampled=ls is not None,

@@ -49,6 +49,12 @@ Rules (each is a documented choice, validated against FinanceBench's human label
   (+-0.15) around the threshold, and for a yes/no read softly, the result is *uncertain*; only then — never for
   a numeric gold — the optional ``llm_grader(gold, answer, question)`` is asked and its verdict is used
   (``method="llm"``, counted in the validation metrics).
+* **Strict use** (the study's rule): an uncertain grade is its own outcome and is never counted correct
+  (``finrag.score.evaluate``). A yes/no is read softly only from a sentence *about the question*: a statement, not a
+  table header or row, sharing at least ``RELEVANCE_MIN`` of the question's topic words (its content words less
+  its names and periods: sharing the company's name is not being about the question). A table header or row
+  (``table_like``) that shares the gold's words, or that holds the gold figure beside others of its kind, is
+  uncertain: it states no answer.
 """
 
 from __future__ import annotations
@@ -285,6 +291,50 @@ def _relevance(text: str, question: str) -> float:
     return len(q & _content(text)) / len(q) if q else 1.0
 
 
+def _topic_words(question: str) -> set[str]:
+    """The question's content words that say what it asks about: not its names (the company, an acronym), not a
+    period ("FY2022"). Sharing the company's name is not being about the question."""
+    return {st for st, is_name in _tokens(question) if not is_name and not any(c.isdigit() for c in st)}
+
+
+def about_question(sentence: str, question: str) -> bool:
+    """Is the sentence about what the question asks: a statement (not a table header or row) sharing at least
+    RELEVANCE_MIN of the question's topic words, and at least one?"""
+    if table_like(sentence):
+        return False
+    topic = _topic_words(question)
+    if not topic:
+        return _relevance(sentence, question) >= RELEVANCE_MIN
+    shared = topic & _content(sentence)
+    return bool(shared) and len(shared) / len(topic) >= RELEVANCE_MIN
+
+
+_NUMBERISH = re.compile(r"^[-−(]?[$€£]?[\d.,]+%?\)?$|^[$€£%—–-]$")
+_VERB_HINT = re.compile(
+    r"\b(?:is|are|was|were|be|been|has|have|had|did|does|do|will|would|can|could|paid|pays|reported|reports|"
+    r"rose|fell|grew|remained|shows?|indicates?|amounts?\s+to|totals?)\b|\b\w{3,}ed\b",
+    re.IGNORECASE,
+)
+
+
+def table_like(text: str) -> bool:
+    """A table row or header, not a statement: mostly figures, or a short line without a verb and no sentence
+    end ("Components of Fiscal 2023 Net Sales growth", "Net income ... $ 21,979 $ 9,159 $ 16,026")."""
+    t = re.sub(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]", " ", text).strip()
+    tokens = t.split()
+    if not tokens:
+        return False
+    numeric = sum(bool(_NUMBERISH.match(x.rstrip(".,;:"))) for x in tokens)
+    verb = bool(_VERB_HINT.search(t))
+    if numeric >= 3 and numeric / len(tokens) >= 0.5 or numeric >= 2 and numeric / len(tokens) >= 0.3 and not verb:
+        return True
+    if 3 <= len(tokens) <= 12 and not re.search(r"[.!?]$", t) and not verb:
+        words = [x for x in tokens if x[:1].isalpha()]
+        capitalised = sum(x[:1].isupper() for x in words)
+        return bool(words) and capitalised / len(words) >= 0.5
+    return False
+
+
 _CONCLUSION = re.compile(
     r"^\W*(?:therefore|thus|hence|so|in\s+conclusion|in\s+summary|overall|to\s+summari[sz]e|as\s+a\s+result|in\s+short"
     r"|based\s+on\s+(?:this|these|the\s+above|the\s+calculations?|this\s+analysis|the\s+analysis|this\s+information))\b",
@@ -333,15 +383,15 @@ def answer_polarity(answer: str, question: str = "") -> tuple[str | None, bool]:
     sentences = [x.strip() for x in _SENT.split(a) if x.strip()]
     if not sentences:
         return None, False
-    conclusions = [x for x in sentences if _CONCLUSION.match(x) and _relevance(x, question) >= RELEVANCE_MIN]
+    conclusions = [x for x in sentences if _CONCLUSION.match(x) and about_question(x, question)]
     verdict = conclusions[-1] if conclusions else sentences[0]
     m = _EXPLICIT.search(verdict) or (None if conclusions else _EXPLICIT.search(sentences[0]))
     if m:
         return ("yes" if m.group(1).lower() == "yes" else "no"), True
     if not conclusions and _PREAMBLE.match(verdict):
         return None, False
-    if not _YESNO_Q.search(question or "") or _relevance(verdict, question) < RELEVANCE_MIN:
-        return None, False  # no yes/no question, or a sentence that is not about it (off-topic, filing text)
+    if not _YESNO_Q.search(question or "") or not about_question(verdict, question):
+        return None, False  # no yes/no question, or a sentence not about it (off-topic, filing text, a table line)
     return _soft(verdict, question), False
 
 
@@ -651,6 +701,11 @@ def grade(  # noqa: C901 (the grading rules in the order they apply)
                 return res
         if not unmatched:
             res.verdict, res.detail = "correct", f"all {len(gfigs)} gold figure(s) matched"
+            used = {m.start for _, m in matched}
+            others = [a for a in afigs if a.start not in used]
+            if table_like(answer) and others:  # a table row: the gold figure among others, none chosen
+                res.uncertain = True
+                res.detail += f" in a table row beside {len(others)} other figure(s)"
             return res
         if mismatch and not matched:
             res.verdict, res.unit_mismatch = "incorrect", True
@@ -680,6 +735,10 @@ def grade(  # noqa: C901 (the grading rules in the order they apply)
         res.unit_mismatch = mismatch
         res.detail = f"the answer's figures differ from the headline's {[g.raw for g in contradicted]}"
         return res
+    if table_like(answer) and rec >= recall_threshold:  # a header or row shares words, it states no answer
+        res.verdict, res.uncertain = "correct", True
+        res.detail = f"content score {rec:.2f}, but the answer is a table header or row"
+        return _maybe_llm(res, gold, answer, question, llm_grader)
     return _text_verdict(res, rec, recall_threshold, uncertain_band, gold, answer, question, llm_grader)
 
 

@@ -15,6 +15,7 @@ from finrag.core.contracts import QuestionKind, Record, Verdict
 
 AnswerVerdict = Literal["correct", "incorrect", "refusal"]  # finrag.score.grader's verdicts
 GradeMethod = Literal["numeric", "text", "refusal", "llm", "behaviour"]  # the grader's methods, or behaviour
+GradeOutcome = Literal["correct", "incorrect", "refusal", "uncertain"]
 
 
 class JudgedClaim(Record):
@@ -94,11 +95,23 @@ class ScoredAnswer(Record):
     grade_method: GradeMethod
     grade_detail: str = Field(description="the grader's reason, for a reader")
     grade_uncertain: bool = Field(description="near the content-word threshold, or a soft yes/no")
+    grade_outcome: GradeOutcome = Field(
+        description="the strict outcome: an uncertain grade is its own outcome, never counted correct"
+    )
     verdict: AnswerVerdict
     verdict_source: Literal["grader", "behaviour"] = Field(
         description="behaviour: a trick question not to be answered, scored on what the answer did"
     )
-    correct: bool = Field(description="did what the question called for")
+    correct: bool = Field(
+        description="did what the question called for, strictly: an uncertain grade is not correct"
+    )
+    lenient_correct: bool = Field(
+        description="the grader's verdict with uncertain grades taken as given (the earlier rule, a sensitivity row)"
+    )
+    flags: list[str] = Field(
+        description="answer-quality flags (finrag.score.flags: empty, cut_at_limit, copied_markup, prompt_echo, "
+        "question_echo, passage_copy, repetition); [] for an answer without one"
+    )
     false_premise: Literal["flagged", "declined", "used"] | None = Field(
         description="how the answer treated a false premise; None for other questions"
     )
@@ -119,7 +132,10 @@ class ScoredAnswer(Record):
     fully_grounded: bool = Field(description="every claim supported (False without claims)")
     refusal: bool = Field(description="the answer makes no claim")
     claims: list[JudgedClaim]
-    correct_and_grounded: bool
+    correct_and_grounded: bool = Field(
+        description="the primary endpoint: strictly correct and fully grounded, a flagged answer counted as not "
+        "grounded"
+    )
     correct_or_grounded: bool
     # ... and by the LLM judge, on its sample only (None elsewhere)
     llm_judge: str | None

@@ -35,6 +35,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from finrag.core.stats import DEFAULT_SEED, agreement, mean_ci, proportion
+from finrag.score.flags import FLAGS
 from finrag.score.record import ScoredAnswer
 
 T = TypeVar("T")
@@ -169,6 +170,11 @@ def run_table(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None 
             declined=_prop(recs, lambda r: r.declined),
             correct_and_grounded=_prop(recs, lambda r: r.correct_and_grounded),
             correct_or_grounded=_prop(recs, lambda r: r.correct_or_grounded),
+            lenient_correct=_prop(recs, lambda r: r.lenient_correct),
+            grounded_unflagged=_prop(recs, lambda r: r.fully_grounded and not r.flags, _scored),
+            n_flagged=sum(1 for r in recs if r.flags),
+            flag_counts=flag_counts(recs),
+            unflagged=_unflagged_block([r for r in recs if not r.flags]),
             unit_mismatch=sum(1 for r in recs if r.unit_mismatch),
             uncertain_grades=sum(1 for r in recs if r.grade_uncertain),
             llm_grades=sum(1 for r in recs if r.grade_method == "llm"),
@@ -183,6 +189,25 @@ def run_table(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None 
         )
         rows.append(row)
     return clean(rows)
+
+
+def flag_counts(recs: Sequence[ScoredAnswer]) -> dict[str, int]:
+    """How many answers carry each answer-quality flag (every flag named, 0 where none does)."""
+    return {f: sum(1 for r in recs if f in r.flags) for f in FLAGS}
+
+
+def _unflagged_block(recs: Sequence[ScoredAnswer]) -> dict:
+    """The headline shares on the answers without a flag (each table gives them beside the shares on all)."""
+    return clean(
+        {
+            "n": len(recs),
+            "n_scored": sum(1 for r in recs if _scored(r)),
+            "correct": _prop(recs, lambda r: r.correct),
+            "fully_grounded": _prop(recs, lambda r: r.fully_grounded, _scored),
+            "declined": _prop(recs, lambda r: r.declined),
+            "correct_and_grounded": _prop(recs, lambda r: r.correct_and_grounded),
+        }
+    )
 
 
 def two_by_two(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None = None) -> list[dict]:
@@ -351,17 +376,22 @@ def select_final(run_rows: Sequence[dict], rule: Mapping | None = None) -> dict:
     (rule cost "tokens") or lower cost ("cost_usd") wins; then by name, for a deterministic choice."""
     rule = {**DEFAULT_SELECTION, **dict(rule or {})}
     contexts = rule.get("contexts")
+    named = rule.get("candidates")  # the declared candidate series; None: every system of the contexts
     cands = [
         r
         for r in run_rows
-        if (not contexts or r["context_mode"] in contexts) and r[rule["metric"]]["p"] is not None
+        if (not contexts or r["context_mode"] in contexts)
+        and (named is None or r["series"] in named)
+        and r[rule["metric"]]["p"] is not None
     ]
+    missing = sorted(set(named or ()) - {r["series"] for r in cands})
     if not cands:
         return {
             "system": None,
             "value": None,
             "rule": rule,
-            "reason": "no system matches the rule's contexts",
+            "candidates_missing": missing,
+            "reason": "no system matches the rule's contexts and candidates",
         }
     cost_key = {"tokens": "tokens_per_answer", "cost_usd": "cost_usd"}[rule["cost"]]
     best = max(r[rule["metric"]]["p"] for r in cands)
@@ -396,6 +426,7 @@ def select_final(run_rows: Sequence[dict], rule: Mapping | None = None) -> dict:
             cost_key: win[cost_key],
             "tied_with": [brief(r) for r in tied[1:]],
             "ranking": [brief(r) for r in ranking],
+            "candidates_missing": missing,  # declared candidates not (yet) scored: the pick is among the others
             "rule": rule,
         }
     )

@@ -379,7 +379,7 @@ class SelectedSystem:
         judge's measured trust. Raises ServeError (409: replay miss; 503: spending cap; 502: backend failure)."""
         from finrag.llm.cache import CacheMiss
         from finrag.llm.errors import LLMError, SpendingCapExceeded
-        from finrag.llm.prompts.render import render
+        from finrag.llm.prompts.render import get_style, render
 
         text = normalise_question(question)
         k = self.frozen_k if top_k is None else int(top_k)
@@ -414,7 +414,11 @@ class SelectedSystem:
         )
         try:
             comp, key, hit = self.llm.complete(
-                messages, self.decoding, replicate=self.spec.replicate, template_id=template_id, item_id=item
+                messages,
+                get_style(self.spec.style).decoding(self.decoding),
+                replicate=self.spec.replicate,
+                template_id=template_id,
+                item_id=item,
             )
         except CacheMiss as exc:
             raise ServeError(409, f"not in the response cache and the service replays only: {exc}") from None

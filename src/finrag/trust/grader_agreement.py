@@ -37,7 +37,7 @@ from finrag.core.stats import agreement, kappa_bootstrap
 from finrag.score.grader import GradeResult, grade
 from finrag.trust.human_answers import LABELS, FBLabelledAnswer, load_labelled_answers
 
-__all__ = ["agreement_block", "grade_rows", "validate_grader"]
+__all__ = ["agreement_block", "grade_rows", "strict_verdict", "validate_grader"]
 
 
 def grade_rows(
@@ -46,6 +46,11 @@ def grade_rows(
     """Grade each labelled answer with ``grader(gold, answer, question)``."""
     it = tqdm(rows, desc="grading FinanceBench answers", disable=not progress, leave=False)
     return [grader(r.gold, r.answer, r.question) for r in it]
+
+
+def strict_verdict(g: GradeResult) -> str:
+    """The verdict as the study counts it: an uncertain "correct" is not correct (here: "incorrect")."""
+    return "incorrect" if g.uncertain and g.verdict == "correct" else g.verdict
 
 
 def agreement_block(human: Sequence[str], finrag: Sequence[str], seed: int | None = None) -> dict:
@@ -84,6 +89,7 @@ def validate_grader(
         by_file[r.file].append(i)
     human = [r.human for r in rows]
     finrag = [g.verdict for g in results]
+    strict = [strict_verdict(g) for g in results]
     per_file = {
         f: agreement_block([human[i] for i in idx], [finrag[i] for i in idx])
         for f, idx in sorted(by_file.items())
@@ -108,6 +114,13 @@ def validate_grader(
         "n": len(rows),
         "labels": LABELS,
         "overall": agreement_block(human, finrag),
+        # the study's rule: an uncertain grade is never correct (taken as "incorrect" against the three labels)
+        "overall_strict": agreement_block(human, strict),
+        "per_file_strict_binary_kappa": {
+            f: agreement_block([human[i] for i in idx], [strict[i] for i in idx])["binary_kappa"]
+            for f, idx in sorted(by_file.items())
+        },
+        "n_uncertain_correct": sum(g.uncertain and g.verdict == "correct" for g in results),
         "per_file": per_file,
         "methods": dict(Counter(g.method for g in results)),
         "n_uncertain": sum(g.uncertain for g in results),

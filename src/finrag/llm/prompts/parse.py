@@ -10,6 +10,11 @@ from finrag.core.contracts import Citation
 DECLINE_PHRASE = "I cannot answer this from the provided passages."
 
 _PASSAGE_RE = re.compile(r'<passage n="(\d+)" source="([^"]*)">\n(.*?)\n</passage>', re.S)
+# the passages block of the later style versions (templates/user@2.j2): a header line per passage, no markup a
+# model can copy as a unit, and an end line
+_PASSAGE_V2_RE = re.compile(
+    r"^Passage \[(\d+)\] \(([^\n]*)\):\n(.*?)(?=\n\nPassage \[\d+\] \(|\n\n\(end of passages\))", re.S | re.M
+)
 _QUESTION_RE = re.compile(r"<question>\n(.*?)\n</question>", re.S)
 _CITE_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 _ANSWER_RE = re.compile(
@@ -33,7 +38,8 @@ def parse_prompt(messages: list[dict], documents: list[dict] | None = None) -> t
             for i, d in enumerate(documents)
         ]
     else:
-        passages = [{"n": int(n), "source": s, "text": t} for n, s, t in _PASSAGE_RE.findall(user)]
+        found = _PASSAGE_RE.findall(user) or _PASSAGE_V2_RE.findall(user)
+        passages = [{"n": int(n), "source": s, "text": t} for n, s, t in found]
     return question, passages
 
 

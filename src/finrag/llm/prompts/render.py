@@ -34,14 +34,28 @@ STYLES_ORDER = ("plain", "quote", "cot", "decline")
 
 @dataclass(frozen=True)
 class Style:
+    """One version of a prompt style. `passages` names the passages-block template it renders (user.j2 for the
+    first versions, user@2.j2 for the later ones: every pinned version keeps rendering the text it was recorded
+    with); `stop` holds stop sequences that belong to the prompt (merged into the call's decoding)."""
+
     name: str
     version: int
     description: str
     instructions: str
+    passages: str = "user.j2"
+    stop: tuple[str, ...] = ()
 
     @property
     def template_id(self) -> str:
         return f"{self.name}@{self.version}"
+
+    def decoding(self, base: dict) -> dict:
+        """`base` with this style's stop sequences added (none: `base` unchanged, so v1 keys stay as recorded)."""
+        if not self.stop:
+            return dict(base)
+        stop = base.get("stop") or []
+        stop = [stop] if isinstance(stop, str) else list(stop)
+        return {**base, "stop": [*stop, *(s for s in self.stop if s not in stop)]}
 
 
 def _read(name: str) -> str:
@@ -49,16 +63,31 @@ def _read(name: str) -> str:
 
 
 @cache
-def styles() -> dict[str, Style]:
-    """All prompt styles from prompts/styles.yaml, by name."""
+def style_versions() -> dict[str, dict[int, Style]]:
+    """Every version of every prompt style in prompts/styles.yaml: name -> version -> Style."""
     raw = yaml.safe_load(_read("styles.yaml"))
-    return {name: Style(name=name, **spec) for name, spec in raw.items()}
+    out: dict[str, dict[int, Style]] = {}
+    for name, versions in raw.items():
+        out[name] = {}
+        for spec in versions:
+            spec = dict(spec)
+            spec["stop"] = tuple(spec.get("stop") or ())
+            style = Style(name=name, **spec)
+            out[name][style.version] = style
+    return out
+
+
+@cache
+def styles() -> dict[str, Style]:
+    """The current (newest) version of each prompt style, by name."""
+    return {name: versions[max(versions)] for name, versions in style_versions().items()}
 
 
 @cache
 def _env() -> jinja2.Environment:
+    names = {st.passages for versions in style_versions().values() for st in versions.values()}
     return jinja2.Environment(
-        loader=jinja2.DictLoader({"system.j2": _read("system.j2"), "user.j2": _read("user.j2")}),
+        loader=jinja2.DictLoader({"system.j2": _read("system.j2"), **{n: _read(n) for n in sorted(names)}}),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
         autoescape=False,
@@ -66,20 +95,32 @@ def _env() -> jinja2.Environment:
 
 
 def get_style(style: str) -> Style:
-    name = style.split("@", 1)[0]
+    """A style by name (its current version) or pinned as `name@version` (any version styles.yaml keeps)."""
+    name, _, version = style.partition("@")
     try:
-        st = styles()[name]
+        versions = style_versions()[name]
     except KeyError:
         raise KeyError(f"unknown prompt style '{style}' (known: {', '.join(sorted(styles()))})") from None
-    if "@" in style and style != st.template_id:
-        raise KeyError(f"prompt template '{style}' is not available: the current version is {st.template_id}")
-    return st
+    if not version:
+        return versions[max(versions)]
+    if not version.isdigit() or int(version) not in versions:
+        known = ", ".join(f"{name}@{v}" for v in sorted(versions))
+        raise KeyError(f"prompt template '{style}' is not available (known versions: {known})")
+    return versions[int(version)]
+
+
+def style_name(style: str) -> str:
+    """The style's name without a pinned version ('plain@2' -> 'plain'): what run ids and records carry."""
+    return style.partition("@")[0]
 
 
 def template_source(style: str) -> str:
     """Everything that shapes a style's prompt (for the version-pinning test)."""
     st = get_style(style)
-    return "\n---\n".join([_read("system.j2"), _read("user.j2"), st.template_id, st.instructions])
+    parts = [_read("system.j2"), _read(st.passages), st.template_id, st.instructions]
+    if st.stop:
+        parts.append("stop: " + " | ".join(st.stop))
+    return "\n---\n".join(parts)
 
 
 def template_hash(style: str) -> str:
@@ -106,7 +147,7 @@ def render(
     views = [_passage_view(p) for p in passages]
     env = _env()
     system = env.get_template("system.j2").render().strip()
-    user = env.get_template("user.j2").render(
+    user = env.get_template(st.passages).render(
         passages=views, document_mode=document_mode, instructions=st.instructions, question=question.strip()
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user.strip()}], st.template_id
