@@ -237,3 +237,26 @@ def test_an_answer_cut_at_max_tokens_is_recorded_and_counted(tmp_path):
     assert [a.finish_reason for a in out] == [a.finish_reason for a in replayed]
     assert sorted(a.finish_reason for a in out) == ["length", "stop"]
     assert run_stats(out)["cut_at_max_tokens"] == 1
+
+
+def test_a_draw_of_several_kinds_orders_kind_after_kind_and_one_kind_draws_as_before():
+    from finrag.generate.run import question_sample
+
+    pool = [Question(qid=f"fb{i}", question="q", kind="financebench") for i in range(6)] + [
+        Question(qid=f"t{i}", question="q", kind="trick_unanswerable") for i in range(3)
+    ]
+    one = question_sample(pool, {"kinds": ["financebench"], "seed": 7})
+    both = question_sample(pool, {"kinds": ["financebench", "trick_unanswerable"], "seed": 7})
+    assert [q.qid for q in both[:6]] == [q.qid for q in one]  # the FinanceBench order does not move
+    assert {q.qid for q in both[6:]} == {"t0", "t1", "t2"}
+    assert question_sample(pool, {"kinds": ["financebench", "trick_unanswerable"], "seed": 7, "size": 4}) == both[:4]
+
+
+def test_a_pinned_style_names_its_run_by_the_style_and_renders_its_version():
+    fam = {"run_id": "{tag}-{template}-{context}", "tag": "m", "styles": ["plain@1", "plain@2"],
+           "contexts": ["retrieved"], "replicates": [0]}  # fmt: skip
+    specs = family_specs("f", fam, {"temperature": 0.0})
+    assert [s.run_id for s in specs] == ["m-plain@1-retrieved", "m-plain@2-retrieved"]
+    old = {"run_id": "{tag}-{style}-{context}", "tag": "m", "styles": ["plain@1"], "contexts": ["retrieved"],
+           "replicates": [0]}  # fmt: skip
+    assert family_specs("f", old, {})[0].run_id == "m-plain-retrieved"

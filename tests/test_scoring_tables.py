@@ -283,3 +283,31 @@ def test_correlation_interval_and_p_value_agree(records):
     assert 0 <= c["p_value"] <= 1 and (c["p_value"] <= 0.05 if lo > 0 else c["p_value"] > 0.05)
     again = correlation_table(many, n_resamples=500, seed=3)
     assert _row(again, generator="sim/m1")["ci"] == c["ci"]
+
+
+def test_final_system_among_declared_candidates_names_the_missing_ones():
+    def row(gen, p):
+        prop = {"k": 0, "n": 10, "p": p, "ci": [0, 1]}
+        return {"generator": gen, "backend": "b", "model": gen, "context_mode": "retrieved", "prompt_style": "plain",
+                "series": gen, "run_ids": [gen], "correct_and_grounded": prop, "tokens_per_answer": 1, "cost_usd": 0}  # fmt: skip
+
+    rows = [row("a", 0.9), row("b", 0.5), row("c", 0.4)]
+    picked = select_final(rows, {"candidates": ["b", "c", "d"]})
+    assert picked["system"]["generator"] == "b"  # "a" is better but was not declared a candidate
+    assert picked["candidates_missing"] == ["d"]
+    assert select_final(rows)["candidates_missing"] == []
+    none = select_final(rows, {"candidates": ["d"]})
+    assert none["system"] is None and none["candidates_missing"] == ["d"]
+
+
+def test_run_rows_carry_flags_and_the_unflagged_shares(tables):
+    from finrag.score.flags import FLAGS
+
+    for r in tables["runs"]:
+        assert list(r["flag_counts"]) == list(FLAGS)
+        assert r["n_flagged"] <= r["n"] and r["unflagged"]["n"] == r["n"] - r["n_flagged"]
+        # the primary endpoint never exceeds the steps before it: flags and strict grading only take away
+        assert r["correct_and_grounded"]["k"] <= r["strict_correct_and_grounded_flags_ignored"]["k"]
+        assert r["strict_correct_and_grounded_flags_ignored"]["k"] <= r["lenient_correct_and_grounded"]["k"]
+        assert r["correct"]["k"] <= r["lenient_correct"]["k"]
+    assert tables["final_system_earlier_rule"]["rule"]["metric"] == "earlier_correct_and_grounded"

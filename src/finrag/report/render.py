@@ -32,6 +32,7 @@ DOCUMENTS = ("README.md", "TECHNICAL_REPORT.md")
 # markers' reach (a broken marker) would otherwise leave stale text that nothing checks
 SECTIONS = {
     "README.md": (
+        "headline",
         "replay",
         "status",
         "ingest",

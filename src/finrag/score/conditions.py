@@ -23,7 +23,7 @@ from finrag.core.params import StageParams
 from finrag.core.stats import mean_ci, proportion
 from finrag.score.record import ScoredAnswer
 
-BINARY = ("correct", "fully_grounded", "correct_and_grounded", "declined")
+BINARY = ("correct", "fully_grounded", "grounded_unflagged", "correct_and_grounded", "declined")
 GRADED = ("citation_recall", "citation_precision")
 
 

@@ -159,12 +159,16 @@ def score_answer_record(
         grade_uncertain = g.uncertain  # near the content-word threshold or a soft yes/no
         lenient = verdict == "correct"
         correct = lenient and not grade_uncertain  # strict: uncertain is its own outcome, never correct
+        earlier = grade(
+            q.answer, final, q.question, **{**dict(grader_params or {}), "strict": False, "llm_grader": None}
+        )
+        earlier_correct = earlier.verdict == "correct"  # the grader and its use before 2026-12-07
     else:
         ok = declined if behaviour == "decline" else fp == "flagged"
         verdict = "correct" if ok else ("refusal" if declined else "incorrect")
         source = "behaviour"
         unit_mismatch, grade_method, grade_detail, grade_uncertain = False, "behaviour", "", False
-        correct = lenient = ok
+        correct = lenient = earlier_correct = ok
     # 2. groundedness (claims split once, shared by both judges)
     claims = split_claims(a.text)
     s = score_answer(a.text, a.passages, judge, claims=claims)
@@ -203,6 +207,7 @@ def score_answer_record(
         verdict_source=source,
         correct=correct,
         lenient_correct=lenient,
+        earlier_correct=earlier_correct,
         flags=flags,
         false_premise=fp,
         repeats_premise=rep,
@@ -578,7 +583,7 @@ def run_scoring(
 
         tables["chance_support"] = {"judge": judge.name, **mismatched_passages_check(answers, judge)}
     if agreement is not None:
-        tables["judge_trust"] = judge_trust(agreement, jspec["name"])
+        tables["judge_trust"] = judge_trust(agreement, jspec["name"], params.get("min_judge_kappa"))
     return {"records": records, "tables": tables}
 
 

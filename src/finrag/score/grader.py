@@ -364,7 +364,7 @@ def _soft(sentence: str, question: str) -> str:
     return "no" if negated else "yes"
 
 
-def answer_polarity(answer: str, question: str = "") -> tuple[str | None, bool]:
+def answer_polarity(answer: str, question: str = "", strict: bool = True) -> tuple[str | None, bool]:
     """(polarity, hard): 'yes'/'no' from an explicit Yes/No (hard) or read off a verdict sentence (soft).
 
     The verdict sentence is the last conclusion ("Therefore, ...", "Overall, ...") or else the first sentence
@@ -383,14 +383,17 @@ def answer_polarity(answer: str, question: str = "") -> tuple[str | None, bool]:
     sentences = [x.strip() for x in _SENT.split(a) if x.strip()]
     if not sentences:
         return None, False
-    conclusions = [x for x in sentences if _CONCLUSION.match(x) and about_question(x, question)]
+    def about(x: str) -> bool:  # strict=False: the rule before 2026-12-07 (any content words of the question)
+        return about_question(x, question) if strict else _relevance(x, question) >= RELEVANCE_MIN
+
+    conclusions = [x for x in sentences if _CONCLUSION.match(x) and about(x)]
     verdict = conclusions[-1] if conclusions else sentences[0]
     m = _EXPLICIT.search(verdict) or (None if conclusions else _EXPLICIT.search(sentences[0]))
     if m:
         return ("yes" if m.group(1).lower() == "yes" else "no"), True
     if not conclusions and _PREAMBLE.match(verdict):
         return None, False
-    if not _YESNO_Q.search(question or "") or not about_question(verdict, question):
+    if not _YESNO_Q.search(question or "") or not about(verdict):
         return None, False  # no yes/no question, or a sentence not about it (off-topic, filing text, a table line)
     return _soft(verdict, question), False
 
@@ -606,9 +609,11 @@ def grade(  # noqa: C901 (the grading rules in the order they apply)
     recall_threshold: float = RECALL_THRESHOLD,
     uncertain_band: float = 0.15,
     llm_grader: LLMGrader | None = None,
+    strict: bool = True,
 ) -> GradeResult:
     """Grade ``answer`` against ``gold`` (see the module docstring). ``question`` supplies the default scale and
-    the figures an answer may quote without credit."""
+    the figures an answer may quote without credit. ``strict=False`` grades as before 2026-12-07 (a soft yes/no
+    from any sentence sharing the question's words, table lines graded as statements): the "was" of each figure."""
     gold = "" if gold is None else str(gold).strip()
     answer = "" if answer is None else strip_citations(str(answer))  # "[1]" is a citation, not a figure
     question = "" if question is None else str(question)
@@ -631,7 +636,7 @@ def grade(  # noqa: C901 (the grading rules in the order they apply)
     a_all = extract_figures(answer, a_lang, q_scale)
     gold_in_q = any(_in_question(g, qfigs) for g in gfigs)
     afigs = [f for f in a_all if not f.is_year and (gold_in_q or not _in_question(f, qfigs))]
-    a_pol, hard = answer_polarity(answer, question) if g_pol else (None, False)
+    a_pol, hard = answer_polarity(answer, question, strict) if g_pol else (None, False)
     # only a change may be matched by the difference of two levels
     change = bool(_CHANGE.search(gold) or _CHANGE.search(question))
     texts = (body, answer)
@@ -703,7 +708,7 @@ def grade(  # noqa: C901 (the grading rules in the order they apply)
             res.verdict, res.detail = "correct", f"all {len(gfigs)} gold figure(s) matched"
             used = {m.start for _, m in matched}
             others = [a for a in afigs if a.start not in used]
-            if table_like(answer) and others:  # a table row: the gold figure among others, none chosen
+            if strict and table_like(answer) and others:  # a table row: the gold figure among others, none chosen
                 res.uncertain = True
                 res.detail += f" in a table row beside {len(others)} other figure(s)"
             return res
@@ -735,7 +740,7 @@ def grade(  # noqa: C901 (the grading rules in the order they apply)
         res.unit_mismatch = mismatch
         res.detail = f"the answer's figures differ from the headline's {[g.raw for g in contradicted]}"
         return res
-    if table_like(answer) and rec >= recall_threshold:  # a header or row shares words, it states no answer
+    if strict and table_like(answer) and rec >= recall_threshold:  # a header or row shares words, it states no answer
         res.verdict, res.uncertain = "correct", True
         res.detail = f"content score {rec:.2f}, but the answer is a table header or row"
         return _maybe_llm(res, gold, answer, question, llm_grader)

@@ -39,8 +39,10 @@ def kappa_rows(agreement: Mapping, judge: str) -> list[dict]:
     return rows
 
 
-def judge_trust(agreement: Mapping, judge: str) -> dict:
-    """What a groundedness score from `judge` deserves: its measured agreement with humans, and a plain note."""
+def judge_trust(agreement: Mapping, judge: str, min_kappa: float | None = None) -> dict:
+    """What a groundedness score from `judge` deserves: its measured agreement with humans, a plain note, and
+    whether a groundedness difference it measures may be read as more than descriptive (worst kappa >= `min_kappa`,
+    declared in params.yaml before the comparison)."""
     rows = kappa_rows(agreement, judge)
     selected = selected_judge(agreement)
     worst = min(rows, key=lambda r: r["kappa"]) if rows else None
@@ -53,4 +55,8 @@ def judge_trust(agreement: Mapping, judge: str) -> dict:
     )
     if selected and selected != judge:
         note += f"; the agreement stage selected '{selected}' as the study's judge, but these scores come from '{judge}'"
-    return {"judge": judge, "agreement": rows, "note": note, "source": AGREEMENT_FILE}
+    out = {"judge": judge, "agreement": rows, "note": note, "source": AGREEMENT_FILE}
+    if min_kappa is not None:
+        out["min_kappa"] = float(min_kappa)
+        out["descriptive_only"] = worst is None or worst["kappa"] < float(min_kappa)
+    return out

@@ -30,6 +30,8 @@ class ScoreParams(StageParams):
     main_kinds: list[str]
     replicate_suffix: str
     selection: Spec
+    # below this judge-human kappa (worst benchmark) a groundedness difference is reported as descriptive only
+    min_judge_kappa: float = 0.4
     correlation: Spec
     progress: bool = True
     metrics_out: str

@@ -108,6 +108,10 @@ class ScoredAnswer(Record):
     lenient_correct: bool = Field(
         description="the grader's verdict with uncertain grades taken as given (the earlier rule, a sensitivity row)"
     )
+    earlier_correct: bool = Field(
+        description="as graded before 2026-12-07 (a soft yes/no from any sentence sharing the question's words, "
+        "table lines as statements, uncertain grades as given): the figure each headline was"
+    )
     flags: list[str] = Field(
         description="answer-quality flags (finrag.score.flags: empty, cut_at_limit, copied_markup, prompt_echo, "
         "question_echo, passage_copy, repetition); [] for an answer without one"
@@ -179,6 +183,11 @@ class ScoredAnswer(Record):
     latency_s: float
     cost_usd: float
     cut_at_max_tokens: bool = Field(description="generation stopped at max_tokens")
+
+    @property
+    def grounded_unflagged(self) -> bool:
+        """Fully grounded and without an answer-quality flag: a copy or an echo is not counted as grounded."""
+        return self.fully_grounded and not self.flags
 
     def as_json(self) -> dict:
         """The JSON-ready record: the fields set, in declaration order (the setting-only groups left out when

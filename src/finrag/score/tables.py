@@ -171,6 +171,12 @@ def run_table(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None 
             correct_and_grounded=_prop(recs, lambda r: r.correct_and_grounded),
             correct_or_grounded=_prop(recs, lambda r: r.correct_or_grounded),
             lenient_correct=_prop(recs, lambda r: r.lenient_correct),
+            # the headline's steps, so each change's effect is read off one row: the earlier endpoint (uncertain
+            # grades taken as given, flags ignored), then strict grading alone, then (correct_and_grounded) flags
+            earlier_correct=_prop(recs, lambda r: r.earlier_correct),
+            earlier_correct_and_grounded=_prop(recs, lambda r: r.earlier_correct and r.fully_grounded),
+            lenient_correct_and_grounded=_prop(recs, lambda r: r.lenient_correct and r.fully_grounded),
+            strict_correct_and_grounded_flags_ignored=_prop(recs, lambda r: r.correct and r.fully_grounded),
             grounded_unflagged=_prop(recs, lambda r: r.fully_grounded and not r.flags, _scored),
             n_flagged=sum(1 for r in recs if r.flags),
             flag_counts=flag_counts(recs),
@@ -643,6 +649,11 @@ def build_tables(records: Sequence[ScoredAnswer], params: Mapping | None = None,
         ),
         "scatter_points": scatter_points(records),
         "final_system": select_final(runs, params.get("selection")),
+        # the rule as it was before 2026-12-07 (the earlier grading, flags ignored, every retrieved
+        # system a candidate), on the same records: what the headline was
+        "final_system_earlier_rule": select_final(
+            runs, {**DEFAULT_SELECTION, "metric": "earlier_correct_and_grounded", "contexts": ["retrieved"]}
+        ),
         "replicates": replicate_table(records, kinds),
         "cost": cost_table(records, judge_costs),
     }
