@@ -42,19 +42,26 @@ def test_a_plain_answer_has_no_flag():
 
 def test_the_quote_prompts_literal_example_is_an_echo():
     # 131 of 172 quote@1 answers (retrieved context) were this text, or began with it
-    assert flags('net sales were $8.1 billion [2]', "quote@1") == ["prompt_echo"]
-    assert "prompt_echo" in flags('Net sales were $8.1 billion [2]. The PP&E was $10,550 million [2].', "quote@1")
+    assert flags("net sales were $8.1 billion [2]", "quote@1") == ["prompt_echo"]
+    assert "prompt_echo" in flags(
+        "Net sales were $8.1 billion [2]. The PP&E was $10,550 million [2].", "quote@1"
+    )
 
 
 def test_an_example_a_passage_really_holds_is_no_echo():
-    passages = [*PASSAGES, Passage(n=3, chunk_id="c3", doc_id="X", pages=[1], text="In 2022 net sales were $8.1 billion.")]
+    passages = [
+        *PASSAGES,
+        Passage(n=3, chunk_id="c3", doc_id="X", pages=[1], text="In 2022 net sales were $8.1 billion."),
+    ]
     messages, _ = render("quote@1", QUESTION, passages)
     text = '"net sales were $8.1 billion" [3]'
     assert answer_flags(text, messages=messages, finish_reason="stop", strictly_correct=False) == []
 
 
 def test_copied_passage_markup_in_either_format():
-    copy = '<passage n="1" source="BOEING_2022_10K p. 33">The following table provides details of the accounting'
+    copy = (
+        '<passage n="1" source="BOEING_2022_10K p. 33">The following table provides details of the accounting'
+    )
     assert "copied_markup" in flags(copy)
     assert "copied_markup" in flags("Passage [2] (BOEING_2022_10K p. 81):\nNet property, plant", "plain@2")
 

@@ -249,7 +249,10 @@ def test_a_draw_of_several_kinds_orders_kind_after_kind_and_one_kind_draws_as_be
     both = question_sample(pool, {"kinds": ["financebench", "trick_unanswerable"], "seed": 7})
     assert [q.qid for q in both[:6]] == [q.qid for q in one]  # the FinanceBench order does not move
     assert {q.qid for q in both[6:]} == {"t0", "t1", "t2"}
-    assert question_sample(pool, {"kinds": ["financebench", "trick_unanswerable"], "seed": 7, "size": 4}) == both[:4]
+    assert (
+        question_sample(pool, {"kinds": ["financebench", "trick_unanswerable"], "seed": 7, "size": 4})
+        == both[:4]
+    )
 
 
 def test_a_pinned_style_names_its_run_by_the_style_and_renders_its_version():

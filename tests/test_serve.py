@@ -5,6 +5,7 @@ metrics, the OpenAPI schema, and no recorded call lost when the process is kille
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
@@ -18,6 +19,7 @@ import httpx
 import pytest
 import yaml
 from fastapi.testclient import TestClient
+from prometheus_client import generate_latest
 
 from factories import page_chunk
 from finrag.core.contracts import Chunk, Document, Evidence, Question
@@ -525,3 +527,180 @@ def test_a_restart_after_live_answers_is_not_blocked_by_the_judges_logit_file(st
     assert again["cache"]["hit"] is True and again["answer"] == first["answer"]
     assert live_logits_path(study, "llm_cache") == study / LIVE_LOGITS
     assert (study / LIVE_LOGITS).read_text(encoding="utf-8").count("\n") == 1
+
+
+# ------------------------------------------------------------------------------------------------ text at the boundary
+
+
+def _errors(caplog) -> list:
+    return [rec for rec in caplog.records if rec.levelno >= logging.ERROR]
+
+
+def _one_line_json(r: httpx.Response) -> dict:
+    """The reply is one line of strict UTF-8 JSON (no lone surrogate, no control character as itself)."""
+    text = r.content.decode("utf-8")  # strict: a lone surrogate could not have been encoded
+    assert "\n" not in text.strip() and "\x00" not in text, text
+    return json.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("raw", "where", "why"),
+    [
+        (rb'{"question": "What was \ud800 revenue?"}', "question", "lone surrogate U+D800 at character 9"),
+        (rb'{"question": "\udfff"}', "question", "lone surrogate U+DFFF"),
+        (rb'{"question": "What\u0000 was it?"}', "question", "control character U+0000 at character 4"),
+        (rb'{"question": "bell \u0007?"}', "question", "control character U+0007"),
+        (rb'{"question": "esc \u001b[2J?"}', "question", "control character U+001B"),
+        (rb'{"question": "del \u007f?"}', "question", "control character U+007F"),
+        (
+            rb'{"question": "What was ACME net income?", "qid": "fb2\ud800"}',
+            "qid",
+            "surrogate",
+        ),
+        (rb'{"question": "What was ACME net income?", "qid": "fb\u00002"}', "qid", "U+0000"),
+        (b'{"question": "caf\xe9?"}', "body", "not valid UTF-8"),  # a Latin-1 byte, not UTF-8
+        # a surrogate encoded as raw bytes: json.loads decodes them ("surrogatepass") to a lone surrogate
+        (b'{"question": "\xed\xa0\x80?"}', "question", "lone surrogate U+D800 at character 0"),
+    ],
+)
+def test_a_lone_surrogate_or_a_control_character_in_a_text_field_is_422_before_any_work(
+    study, caplog, raw, where, why
+):
+    system = _system(study)
+    with TestClient(create_app(system)) as client, caplog.at_level("ERROR", logger="finrag.serve.app"):
+        r = client.post("/v1/answer", content=raw, headers={"content-type": "application/json"})
+        assert r.status_code == 422, r.text
+        error = _one_line_json(r)["error"]
+        assert error.startswith(f"{where}: ") and why in error, error
+        assert system.llm.calls == 0 and not _errors(caplog)  # refused before the hashing, no 500 logged
+        assert 'finrag_rejected_total{reason="invalid"} 1.0' in client.get("/metrics").text
+        ok = client.post("/v1/answer", json={"question": "What was Beta's revenue in fiscal 2019?"})
+        assert ok.status_code == 200
+
+
+def test_tab_newline_and_carriage_return_are_text_and_answered(study):
+    with _client(study) as client:
+        r = client.post("/v1/answer", json={"question": "What was\tBeta's revenue\r\nin fiscal 2019?"})
+        assert r.status_code == 200 and r.json()["qid"] == "fb2", r.text
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        rb'{"question": "q?", "\ud800": 1}',  # an unknown field named by a lone surrogate
+        rb'{"question": "q?", "bad\u0000key\ud83d": "\ud800"}',  # ... by a NUL and a surrogate, with a bad value
+        rb'{"question": 5, "extra\u0001": "\udc80"}',  # two errors, one echoing a control character
+        rb'{"question": ["\ud800"], "top_k": "\ud800"}',  # wrong types whose values cannot be encoded
+    ],
+)
+def test_the_422_reply_never_fails_on_the_input_it_would_echo(study, caplog, raw):
+    with _client(study) as client, caplog.at_level("ERROR", logger="finrag.serve.app"):
+        r = client.post("/v1/answer", content=raw, headers={"content-type": "application/json"})
+        assert r.status_code == 422, r.text
+        body = _one_line_json(r)
+        assert body["error"] and "internal error" not in body["error"]
+        for e in body["detail"]:  # what was refused is never echoed: type, place and message only
+            assert set(e) == {"type", "loc", "msg"}
+        assert not _errors(caplog)
+
+
+def test_the_422_reply_escapes_a_refused_field_name():
+    from finrag.serve.app import _printable
+
+    assert _printable("a\ud800b\x00c\nd\te") == "a\\ud800b\\u0000c\\u000ad\\u0009e"
+    assert _printable("Fiscal 2019 — €5 million") == "Fiscal 2019 — €5 million"  # real text stays itself
+
+
+def test_a_real_bug_is_still_a_500_in_the_log(study, caplog):
+    system = _system(study)
+
+    def broken(*_a, **_k):
+        raise RuntimeError("a bug in the answering code")
+
+    system.answer = broken  # type: ignore[method-assign]
+    with TestClient(create_app(system)) as client, caplog.at_level("ERROR", logger="finrag.serve.app"):
+        r = client.post("/v1/answer", json={"question": "A new question?"})
+        assert r.status_code == 500 and r.json() == {"error": "internal error (see the server's log)"}
+        assert any(
+            rec.exc_info and "a bug in the answering code" in str(rec.exc_info[1]) for rec in caplog.records
+        )
+        assert client.get("/healthz").status_code == 200
+
+
+def test_a_direct_caller_of_the_system_gets_422_for_bad_text(study):
+    system = _system(study)
+    for question, qid in (("What\ud800?", None), ("What?\x00", None), ("What?", "fb1\x1f")):
+        with pytest.raises(ServeError) as e:
+            system.answer(question, qid=qid)
+        assert e.value.status == 422
+    assert system.llm.calls == 0
+
+
+# ------------------------------------------------------------------------------------------------ no queue for no work
+
+
+def test_no_new_work_never_waits_in_or_is_refused_by_a_full_queue(study):
+    """With the queue full (one answer computing, one waiting), a memoised answer, an unknown qid, a qid whose text
+    does not match and a malformed request are answered at once; new work still gets 503 with Retry-After."""
+    import asyncio
+
+    system = _system(study, queue={"workers": 1, "max_waiting": 1, "retry_after_s": 3})
+    gate = threading.Event()
+    gate.set()
+    system.answer = _SlowSystem(system, gate)  # type: ignore[method-assign]
+    app = create_app(system)
+    service = app.state.service
+    memoised = {"question": "What was ACME's net income in fiscal 2019?", "qid": "fb1"}
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+
+            async def post(
+                payload=None, **kw
+            ):  # an answer that does not wait: within 2 s, the gate still shut
+                return await asyncio.wait_for(client.post("/v1/answer", json=payload, **kw), 2)
+
+            first = await post(memoised)
+            assert first.status_code == 200 and first.headers["x-finrag-memo"] == "miss"
+            idle_unknown = await post({"question": "anything", "qid": "nope"})
+            assert idle_unknown.status_code == 404 and "unknown qid 'nope'" in idle_unknown.json()["error"]
+            gate.clear()
+            fill = [
+                asyncio.create_task(client.post("/v1/answer", json={"question": f"New question {i}?"}))
+                for i in range(2)
+            ]
+            for _ in range(100):
+                if service.in_flight == 2:
+                    break
+                await asyncio.sleep(0.02)
+            assert service.in_flight == 2  # full: workers + max_waiting
+            busy = await post({"question": "Yet another new question?"})
+            assert busy.status_code == 503 and busy.headers["retry-after"] == "3"
+            hit = await post(memoised)
+            assert hit.status_code == 200 and hit.headers["x-finrag-memo"] == "hit"
+            assert hit.content == first.content
+            unknown = await post({"question": "anything", "qid": "nope"})
+            assert unknown.status_code == 404 and "unknown qid 'nope'" in unknown.json()["error"]
+            mismatch = await post({"question": "What was Beta's revenue in fiscal 2019?", "qid": "fb1"})
+            assert mismatch.status_code == 422 and "does not match qid" in mismatch.json()["error"]
+            for bad in ({"question": ""}, {"question": "q?", "top_k": 0}, {"top_k": 5}):
+                assert (await post(bad)).status_code == 422
+            surrogate = await asyncio.wait_for(
+                client.post(
+                    "/v1/answer",
+                    content=rb'{"question": "\ud800"}',
+                    headers={"content-type": "application/json"},
+                ),
+                2,
+            )
+            assert surrogate.status_code == 422
+            assert service.in_flight == 2 and not any(t.done() for t in fill)
+            gate.set()
+            return await asyncio.gather(*fill)
+
+    filled = asyncio.run(scenario())
+    assert [r.status_code for r in filled] == [200, 200]
+    metrics = generate_latest(service.metrics.registry).decode()
+    assert 'finrag_rejected_total{reason="queue_full"} 1.0' in metrics
+    assert 'finrag_rejected_total{reason="not_found"} 2.0' in metrics

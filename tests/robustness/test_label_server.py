@@ -4,6 +4,7 @@ raw sockets for requests httpx would not send, a short read timeout so the slow-
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -414,3 +415,164 @@ def test_token_page_saves_in_a_browser(start, tmp_path):
         driver.quit()
     recs = [json.loads(x) for x in (tmp_path / "labels" / "rob.jsonl").read_text().splitlines()]
     assert [(r["claim_id"], r["verdict"]) for r in recs] == [(CID, "supported")]
+
+
+# ------------------------------------------------------------------------------------------ text at the boundary
+
+
+def _post_json_bytes(srv, raw: bytes, **headers: str) -> httpx.Response:
+    return httpx.post(
+        srv.url + "api/label",
+        content=raw,
+        headers={"Content-Type": "application/json", **headers},
+        timeout=3,
+    )
+
+
+def _one_line_error(r: httpx.Response) -> str:
+    text = r.content.decode("utf-8")  # strict: a lone surrogate could not have been encoded
+    assert len(text.strip().splitlines()) == 1 and "\x00" not in text, text
+    return json.loads(text)["error"]
+
+
+_PREFIX = b'{"answer_id": "run-r/q1/0", "claim_id": "run-r/q1/0#1", "verdict": "supported"'
+
+
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        (
+            _PREFIX + rb', "note": "fine \ud800 note"}',
+            "note: not valid Unicode: a lone surrogate U+D800 at character 5",
+        ),
+        (_PREFIX + rb', "note": "\udc00"}', "note: not valid Unicode: a lone surrogate U+DC00"),
+        (_PREFIX + rb', "note": "a\u0000b"}', "note: a control character U+0000 at character 1"),
+        (_PREFIX + rb', "note": "\u001b[31mred"}', "note: a control character U+001B"),
+        (_PREFIX + rb', "note": "del\u007f"}', "note: a control character U+007F"),
+        (
+            b'{"answer_id": "run-r/q1/0\\ud800", "claim_id": "x", "verdict": "supported"}',
+            "answer_id: not valid",
+        ),
+        (
+            b'{"answer_id": "run-r/q1/0", "claim_id": "run-r/q1/0#1\\u0000", "verdict": "s"}',
+            "claim_id: a control",
+        ),
+        (
+            b'{"answer_id": "run-r/q1/0", "labels": [{"claim_id": "run-r/q1/0#1", "verdict": "supported", '
+            b'"note": "\\ud800"}]}',
+            "labels[0].note: not valid Unicode",
+        ),
+        (_PREFIX + rb', "\ud800": 1}', "\\ud800 (a key): not valid Unicode"),
+        (_PREFIX + b', "note": "caf\xe9"}', "body is not valid UTF-8"),  # a Latin-1 byte
+        (_PREFIX + b', "note": "\xed\xa0\x80"}', "note: not valid Unicode: a lone surrogate U+D800"),
+    ],
+)
+def test_bad_text_in_a_label_is_422_with_one_line_and_nothing_is_saved(server, tmp_path, caplog, raw, needle):
+    with caplog.at_level("ERROR", logger="finrag.trust.labelling"):
+        r = _post_json_bytes(server, raw)
+    assert r.status_code == 422, r.text
+    assert needle in _one_line_error(r)
+    assert not (tmp_path / "labels" / "rob.jsonl").exists()
+    assert not [rec for rec in caplog.records if rec.levelno >= logging.ERROR]  # a refusal, not a 500
+    assert _progress_ok(server)
+
+
+def test_tab_newline_and_carriage_return_in_a_note_are_saved(server, tmp_path):
+    note = "first line\r\nsecond\tline"
+    r = httpx.post(
+        server.url + "api/label",
+        json={"answer_id": AID, "claim_id": CID, "verdict": "supported", "note": note},
+        timeout=3,
+    )
+    assert r.status_code == 200, r.text
+    (rec,) = [json.loads(x) for x in (tmp_path / "labels" / "rob.jsonl").read_text().splitlines()]
+    assert rec["note"] == note
+
+
+def test_an_error_never_echoes_a_character_it_cannot_encode():
+    assert labelling._printable("a\ud800b\x00c\x1b") == "a\\ud800b\\u0000c\\u001b"
+    assert labelling._printable("€5 million — fine") == "€5 million — fine"
+    with pytest.raises(labelling.BadText, match=r"labels\[1\]\.note: a control character U\+0007"):
+        labelling.check_text({"labels": [{"note": "ok\ttab"}, {"note": "bell\x07"}]})
+    deep: object = "\ud800"
+    for _ in range(5000):  # deeper than the recursion limit: checked without recursion
+        deep = [deep]
+    with pytest.raises(labelling.BadText, match="lone surrogate"):
+        labelling.check_text(deep)
+
+
+# ------------------------------------------------------------------------------------------ Origin
+
+
+def _label(srv, **headers: str) -> httpx.Response:
+    return httpx.post(
+        srv.url + "api/label",
+        json={"answer_id": AID, "claim_id": CID, "verdict": "supported"},
+        headers=headers,
+        timeout=3,
+    )
+
+
+def _own_origin(srv) -> str:
+    return srv.url.rstrip("/")  # http://127.0.0.1:PORT
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://evil.example",
+        "null",
+        "http://127.0.0.1",  # another port
+        "http://127.0.0.1:1",
+        "https://{own}",  # another scheme
+        "http://localhost:{port}",  # another host name for the same address is another origin
+        "http://127.0.0.1:{port}.evil.example",
+        "http://user@127.0.0.1:{port}",
+        "http://127.0.0.1:{port}/api/label",
+        "",
+    ],
+)
+def test_a_foreign_origin_is_refused_with_403_and_nothing_is_saved(server, tmp_path, origin):
+    port = server.server_address[1]
+    origin = origin.format(port=port, own=f"127.0.0.1:{port}")
+    r = _label(server, Origin=origin)
+    assert r.status_code == 403, r.text
+    error = _one_line_error(r)
+    assert error.startswith("cross-origin POST refused: Origin") and repr(origin) in error
+    assert r.headers["Cache-Control"] == "no-store"  # the guard's headers, as on every response
+    assert not (tmp_path / "labels" / "rob.jsonl").exists()
+
+
+def test_same_origin_and_no_origin_are_accepted(server, tmp_path):
+    assert _label(server).status_code == 200  # curl, scripts: no Origin header, as before
+    assert _label(server, Origin=_own_origin(server)).status_code == 200  # the page's own fetch
+    port = server.server_address[1]
+    assert _label(server, Origin=f"http://LOCALHOST:{port}", Host=f"localhost:{port}").status_code == 200
+    assert len((tmp_path / "labels" / "rob.jsonl").read_text().splitlines()) == 3
+    # only state-changing requests are checked: reading with a foreign Origin is as before
+    assert httpx.get(server.url + "api/progress", headers={"Origin": "null"}, timeout=3).status_code == 200
+
+
+def test_a_doubled_origin_must_be_own_every_time(server):
+    raw = _post_raw(
+        server,
+        {
+            "Content-Type": "application/json",
+            "Origin": _own_origin(server),
+            "origin": "http://evil.example",
+            "Content-Length": str(len(_label_body())),
+        },
+        _label_body(),
+    )
+    assert _status(raw) == 403, raw[:300]
+
+
+def test_origin_is_checked_after_the_token(start, tmp_path):
+    srv = start(token=TOKEN)
+    bearer = f"Bearer {TOKEN}"
+    assert _label(srv, Origin="http://evil.example").status_code == 401  # no token: refused as before
+    assert _label(srv, Origin="http://evil.example", Authorization=bearer).status_code == 403
+    assert _label(srv, Origin="null", Authorization=bearer).status_code == 403
+    assert not (tmp_path / "labels" / "rob.jsonl").exists()
+    assert _label(srv, Origin=_own_origin(srv), Authorization=bearer).status_code == 200
+    assert _label(srv, Authorization=bearer).status_code == 200

@@ -42,9 +42,33 @@ ECHO_NGRAM = 8  # words of the instructions repeated in a row
 COPY_NGRAM = 8  # words in a row that a passage holds
 COPY_SHARE = 0.9  # share of the answer's words inside such runs
 COPY_MIN_WORDS = 12  # shorter answers are too short to call a copy
-QUESTION_COVER = 0.8  # an echo repeats most of the question (a choice answer repeats only the option it picks)
+QUESTION_COVER = (
+    0.8  # an echo repeats most of the question (a choice answer repeats only the option it picks)
+)
 # words an echo of the question may add without saying anything ("What is X?" -> "The X is")
-_FILLER = frozenset("the a an is are was were of in for to and as by on its it this that".split())
+_FILLER = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "is",
+        "are",
+        "was",
+        "were",
+        "of",
+        "in",
+        "for",
+        "to",
+        "and",
+        "as",
+        "by",
+        "on",
+        "its",
+        "it",
+        "this",
+        "that",
+    ]
+)
 LOOP_NGRAM = 10  # a loop repeats a whole clause, not a turn of phrase ("the passage states that")
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.,'][a-z0-9]+)*")
@@ -54,7 +78,8 @@ _MARKUP = re.compile(
 )
 # the passages block's markup, taken out of the instructions before their quoted examples are read
 _MARKUP_LINE = re.compile(
-    r"<passage\b[^>]*>|</passage>|^Passage \[\d+\] \([^\n]*\):$|\(end of passages\)|</?question>", re.MULTILINE
+    r"<passage\b[^>]*>|</passage>|^Passage \[\d+\] \([^\n]*\):$|\(end of passages\)|</?question>",
+    re.MULTILINE,
 )
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,200})[\"”]")
 
@@ -88,7 +113,9 @@ def instruction_texts(messages: Sequence[dict], passages: Sequence[str], questio
     return out
 
 
-def prompt_echo(answer_words: list[str], instructions: Sequence[str], passage_tokens: Sequence[list[str]]) -> bool:
+def prompt_echo(
+    answer_words: list[str], instructions: Sequence[str], passage_tokens: Sequence[list[str]]
+) -> bool:
     """Does the answer repeat an example or a run of words of the instructions that no passage holds?"""
     decline = words(DECLINE_PHRASE)
     passage_runs: set[tuple[str, ...]] = set()
@@ -122,7 +149,9 @@ def copied_share(answer_words: list[str], passage_words: Sequence[list[str]]) ->
 
 
 def repeats(answer_words: list[str]) -> bool:
-    counts = Counter(tuple(answer_words[i : i + LOOP_NGRAM]) for i in range(len(answer_words) - LOOP_NGRAM + 1))
+    counts = Counter(
+        tuple(answer_words[i : i + LOOP_NGRAM]) for i in range(len(answer_words) - LOOP_NGRAM + 1)
+    )
     return bool(counts) and max(counts.values()) >= 3
 
 
@@ -164,4 +193,3 @@ def answer_flags(
         if repeats(answer_words):
             found.add("repetition")
     return [f for f in FLAGS if f in found]
-

@@ -326,7 +326,13 @@ def table_like(text: str) -> bool:
         return False
     numeric = sum(bool(_NUMBERISH.match(x.rstrip(".,;:"))) for x in tokens)
     verb = bool(_VERB_HINT.search(t))
-    if numeric >= 3 and numeric / len(tokens) >= 0.5 or numeric >= 2 and numeric / len(tokens) >= 0.3 and not verb:
+    if (
+        numeric >= 3
+        and numeric / len(tokens) >= 0.5
+        or numeric >= 2
+        and numeric / len(tokens) >= 0.3
+        and not verb
+    ):
         return True
     if 3 <= len(tokens) <= 12 and not re.search(r"[.!?]$", t) and not verb:
         words = [x for x in tokens if x[:1].isalpha()]
@@ -383,6 +389,7 @@ def answer_polarity(answer: str, question: str = "", strict: bool = True) -> tup
     sentences = [x.strip() for x in _SENT.split(a) if x.strip()]
     if not sentences:
         return None, False
+
     def about(x: str) -> bool:  # strict=False: the rule before 2026-12-07 (any content words of the question)
         return about_question(x, question) if strict else _relevance(x, question) >= RELEVANCE_MIN
 
@@ -394,7 +401,10 @@ def answer_polarity(answer: str, question: str = "", strict: bool = True) -> tup
     if not conclusions and _PREAMBLE.match(verdict):
         return None, False
     if not _YESNO_Q.search(question or "") or not about(verdict):
-        return None, False  # no yes/no question, or a sentence not about it (off-topic, filing text, a table line)
+        return (
+            None,
+            False,
+        )  # no yes/no question, or a sentence not about it (off-topic, filing text, a table line)
     return _soft(verdict, question), False
 
 
@@ -708,7 +718,9 @@ def grade(  # noqa: C901 (the grading rules in the order they apply)
             res.verdict, res.detail = "correct", f"all {len(gfigs)} gold figure(s) matched"
             used = {m.start for _, m in matched}
             others = [a for a in afigs if a.start not in used]
-            if strict and table_like(answer) and others:  # a table row: the gold figure among others, none chosen
+            if (
+                strict and table_like(answer) and others
+            ):  # a table row: the gold figure among others, none chosen
                 res.uncertain = True
                 res.detail += f" in a table row beside {len(others)} other figure(s)"
             return res
@@ -740,7 +752,9 @@ def grade(  # noqa: C901 (the grading rules in the order they apply)
         res.unit_mismatch = mismatch
         res.detail = f"the answer's figures differ from the headline's {[g.raw for g in contradicted]}"
         return res
-    if strict and table_like(answer) and rec >= recall_threshold:  # a header or row shares words, it states no answer
+    if (
+        strict and table_like(answer) and rec >= recall_threshold
+    ):  # a header or row shares words, it states no answer
         res.verdict, res.uncertain = "correct", True
         res.detail = f"content score {rec:.2f}, but the answer is a table header or row"
         return _maybe_llm(res, gold, answer, question, llm_grader)

@@ -8,6 +8,7 @@ figures (so the report prints it there) and the service returns it with every gr
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 AGREEMENT_FILE = "results/metrics/judge_agreement.json"
 
@@ -55,7 +56,7 @@ def judge_trust(agreement: Mapping, judge: str, min_kappa: float | None = None) 
     )
     if selected and selected != judge:
         note += f"; the agreement stage selected '{selected}' as the study's judge, but these scores come from '{judge}'"
-    out = {"judge": judge, "agreement": rows, "note": note, "source": AGREEMENT_FILE}
+    out: dict[str, Any] = {"judge": judge, "agreement": rows, "note": note, "source": AGREEMENT_FILE}
     if min_kappa is not None:
         out["min_kappa"] = float(min_kappa)
         out["descriptive_only"] = worst is None or worst["kappa"] < float(min_kappa)

@@ -244,6 +244,12 @@ def two_by_two(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None
                 ],
                 "n_declined": sum(1 for r in recs if r.declined),
                 "n_without_claims": sum(1 for r in recs if not _scored(r)),
+                "n_flagged": sum(1 for r in recs if r.flags),
+                # the same cells with a flagged answer counted as not grounded
+                "correct_grounded_unflagged": sum(1 for r in recs if r.correct and r.grounded_unflagged),
+                "not_correct_grounded_unflagged": sum(
+                    1 for r in recs if not r.correct and r.grounded_unflagged
+                ),
             }
         )
     return clean(rows)
@@ -269,6 +275,7 @@ def trick_table(records: Sequence[ScoredAnswer]) -> list[dict]:
                 "flagged_false_premise": _prop(recs, lambda r: r.false_premise == "flagged") if fp else None,
                 "used_premise": _prop(recs, lambda r: r.false_premise == "used") if fp else None,
                 "used_made_up_figure": _prop(recs, lambda r: bool(r.used_made_up_figure)) if fp else None,
+                "n_flagged": sum(1 for r in recs if r.flags),
             }
         )
     return clean(rows)
@@ -297,6 +304,7 @@ def declining_table(records: Sequence[ScoredAnswer]) -> list[dict]:
             decline_precision=proportion(tp, tp + fp),
             false_decline_rate=proportion(fp, fp + tn),
             declined_without_evidence=proportion(sum(r.withheld for r in no_ev), len(no_ev)),
+            n_flagged=sum(1 for r in recs if r.flags),
         )
         rows.append(row)
     return clean(rows)

@@ -6,9 +6,13 @@ Why it is built this way:
   answers can be served (a Kubernetes readiness probe waits on it).
 - A finished response is kept in memory as JSON bytes (`serve.answer_memo` of them): a repeated question costs a
   dictionary lookup, which is what the load test measures as "cached answers".
-- Everything else waits in a bounded queue for `serve.queue.workers` worker threads: one more request than
+- Only new model or search work waits in a bounded queue for `serve.queue.workers` worker threads (a malformed
+  request, an unknown qid and a memoised answer are answered first, busy or not): one more request than
   `workers + max_waiting` gets 503 with Retry-After instead of piling up; each answer has a deadline (504). A
   timed-out answer keeps its worker until it ends, so the queue never over-commits the model.
+- Every text field must be valid Unicode without control characters (tab, newline, carriage return allowed), or
+  the request is refused with 422 before anything hashes or encodes it; an error reply never echoes a refused
+  value as itself (lone surrogates and control characters are written as escapes).
 - The model calls go through the response cache, which fsyncs each call before it returns: a crash or a kill
   loses no recorded call.
 - Optional API keys (`FINRAG_API_KEYS`, comma-separated, sent as `Authorization: Bearer KEY` or `X-API-Key`)
@@ -26,15 +30,17 @@ import json
 import logging
 import math
 import os
+import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -46,10 +52,12 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic_core import PydanticCustomError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from finrag.core.http import Guard, is_loopback, presented_token, token_matches, uvicorn_options
-from finrag.serve.system import SelectedSystem, ServeError, ServeParams, normalise_question
+from finrag.serve.system import SelectedSystem, ServeError, ServeParams, normalise_question, text_problem
 
 log = logging.getLogger(__name__)
 
@@ -58,16 +66,29 @@ API_KEYS_ENV = "FINRAG_API_KEYS"
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
+def _checked_text(value: str) -> str:
+    """A request's text field as it reaches the service: valid Unicode, no control characters (422 otherwise,
+    before anything hashes or encodes it)."""
+    problem = text_problem(value)
+    if problem:
+        raise PydanticCustomError("text", problem)
+    return value
+
+
+Text = Annotated[StrictStr, AfterValidator(_checked_text)]
+
+
 class AnswerRequest(BaseModel):
-    """POST /v1/answer. Types are strict ("5" is not a top_k); unknown fields are refused."""
+    """POST /v1/answer. Types are strict ("5" is not a top_k); unknown fields are refused; text must be valid
+    Unicode without control characters (tab, newline and carriage return allowed)."""
 
     model_config = ConfigDict(extra="forbid")
-    question: StrictStr = Field(description="the question, 1 to serve.max_question_chars characters")
+    question: Text = Field(description="the question, 1 to serve.max_question_chars characters")
     top_k: StrictInt | None = Field(None, ge=1, description="passages to retrieve (default: the study's k)")
     filter: StrictBool | None = Field(
         None, description="company + period filter (default: off, as evaluated)"
     )
-    qid: StrictStr | None = Field(None, description="a benchmark question's id (GET /v1/questions)")
+    qid: Text | None = Field(None, description="a benchmark question's id (GET /v1/questions)")
 
 
 class Metrics:
@@ -124,8 +145,17 @@ def _api_keys() -> list[str]:
     return [k.strip() for k in os.environ.get(API_KEYS_ENV, "").split(",") if k.strip()]
 
 
+# what an error reply may not carry as itself: a lone surrogate (not encodable) and control characters (one line)
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _printable(text: object) -> str:
+    """`text` safe to echo in an error reply: each lone surrogate or control character written as its escape."""
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(text))
+
+
 def _error(code: int, message: str, headers: dict | None = None, **extra) -> JSONResponse:
-    return JSONResponse({"error": message, **extra}, status_code=code, headers=headers)
+    return JSONResponse({"error": _printable(message), **extra}, status_code=code, headers=headers)
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -133,7 +163,19 @@ def _validation_message(exc: RequestValidationError) -> str:
     for e in exc.errors():
         where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
         parts.append(f"{where}: {e.get('msg', 'invalid')}")
-    return "; ".join(parts) or "invalid request"
+    return _printable("; ".join(parts) or "invalid request")
+
+
+def _validation_detail(exc: RequestValidationError) -> list[dict]:
+    """Each error's type, place and message, escaped: never the input itself (it may be what was refused)."""
+    return [
+        {
+            "type": _printable(e.get("type", "")),
+            "loc": [x if isinstance(x, int) else _printable(x) for x in e.get("loc", ())],
+            "msg": _printable(e.get("msg", "invalid")),
+        }
+        for e in exc.errors()
+    ]
 
 
 class _Endpoint:
@@ -270,6 +312,14 @@ class Service:
             return self._invalid(f"question: {len(text)} characters, at most {s.max_question_chars}")
         if req.top_k is not None and req.top_k > s.max_top_k:
             return self._invalid(f"top_k: {req.top_k} is above the maximum {s.max_top_k}")
+        # what needs no new work is answered before a queue slot is taken: an unknown qid or one whose text does
+        # not match (a dictionary lookup), then a memoised answer; only new model or search work is queued
+        if req.qid is not None:
+            try:
+                self.system.benchmark_question(text, req.qid)
+            except ServeError as exc:
+                self.metrics.rejected.labels("not_found" if exc.status == 404 else "invalid").inc()
+                return _error(exc.status, exc.message)
         key = (text, req.top_k, req.filter, req.qid)
         body = self.memo_get(key)
         if body is not None:
@@ -366,7 +416,15 @@ def create_app(  # noqa: C901 (the app's routes, each small, in one factory)
     @app.exception_handler(RequestValidationError)
     async def _on_invalid(_request: Request, exc: RequestValidationError):
         service.metrics.rejected.labels("invalid").inc()
-        return _error(422, _validation_message(exc), detail=json.loads(json.dumps(exc.errors(), default=str)))
+        return _error(422, _validation_message(exc), detail=_validation_detail(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _on_http_error(request: Request, exc: StarletteHTTPException):
+        why = exc.__cause__  # FastAPI's 400 "error parsing the body" for a body that is not UTF-8
+        if exc.status_code == 400 and isinstance(why, UnicodeDecodeError):
+            service.metrics.rejected.labels("invalid").inc()
+            return _error(422, f"body: not valid UTF-8 ({why.reason} at byte {why.start})")
+        return await http_exception_handler(request, exc)
 
     @app.post("/v1/answer", summary="Answer a question with the selected system")
     async def answer(body: AnswerRequest, request: Request) -> Any:

@@ -98,6 +98,27 @@ def normalise_question(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+# a lone surrogate (the JSON escape "\ud800" decodes to one; it cannot be encoded, so hashing would fail) or a
+# control character other than tab, newline and carriage return (C0, DEL, C1)
+_BAD_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|[\ud800-\udfff]")
+
+
+def text_problem(text: str) -> str | None:
+    """Why `text` cannot be taken as a request's text (None: it can): a lone surrogate is not valid Unicode, and
+    a control character other than tab, newline or carriage return is refused. The message names the character
+    by its code point, never by itself, so an error reply can always be encoded."""
+    m = _BAD_TEXT.search(text)
+    if m is None:
+        return None
+    code = f"U+{ord(m.group()):04X}"
+    if m.group() >= "\ud800":
+        return f"not valid Unicode: a lone surrogate {code} at character {m.start()}"
+    return (
+        f"a control character {code} at character {m.start()} "
+        "(only tab, newline and carriage return are allowed)"
+    )
+
+
 def _locate(evidence: str, passages: Sequence[Passage]) -> tuple[int | None, int | None, int | None]:
     """(passage n, start, end) of the first evidence snippet the judge quoted, found in a passage's text."""
     for piece in (s.strip() for s in evidence.split(" … ")):
@@ -376,11 +397,16 @@ class SelectedSystem:
         self, question: str, top_k: int | None = None, use_filter: bool | None = None, qid: str | None = None
     ) -> dict:
         """One answer with its claims, groundedness, citations, declining, correctness (benchmark questions) and the
-        judge's measured trust. Raises ServeError (409: replay miss; 503: spending cap; 502: backend failure)."""
+        judge's measured trust. Raises ServeError (422: text with a lone surrogate or a control character; 409: replay
+        miss; 503: spending cap; 502: backend failure)."""
         from finrag.llm.cache import CacheMiss
         from finrag.llm.errors import LLMError, SpendingCapExceeded
         from finrag.llm.prompts.render import get_style, render
 
+        for name, value in (("question", question), ("qid", qid)):
+            problem = text_problem(value) if isinstance(value, str) else None
+            if problem:  # the service refuses it at its boundary; a direct caller gets the same refusal here
+                raise ServeError(422, f"{name}: {problem}")
         text = normalise_question(question)
         k = self.frozen_k if top_k is None else int(top_k)
         bench = self.benchmark_question(text, qid)

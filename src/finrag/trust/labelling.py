@@ -16,7 +16,11 @@ loopback address (the default) a Host header that is not loopback is refused (DN
 body each have `read_timeout` seconds (closed / 408), a body has an exact Content-Length of at most MAX_BODY bytes
 (411 / 400 / 413), and an error is answered 500 with one line (the traceback goes to the server's log). The page
 loads one same-origin script under a strict Content-Security-Policy and jinja2 escapes all text, so an answer or
-passage cannot inject HTML; POSTs must be JSON (no cross-site forms). Bound beyond loopback it needs a token
+passage cannot inject HTML; POSTs must be JSON (no cross-site forms), and a state-changing request whose Origin
+header names another origin (`Origin: null` included) is refused with 403 (`SameOrigin`; one without an Origin
+header, as curl sends, passes to the checks above). Every text in a POST body must be valid Unicode without
+control characters other than tab, newline and carriage return (422 otherwise, before it is saved; an error never
+echoes such a character as itself). Bound beyond loopback it needs a token
 (`FINRAG_LABEL_TOKEN`, at least 16 characters) on every request: `Authorization: Bearer <token>`,
 `X-Finrag-Token: <token>` or `?token=<token>` (the page passes it on to its links, script and API calls).
 """
@@ -37,7 +41,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import jinja2
 import uvicorn
@@ -45,8 +49,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import Scope
+from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.config import LOGGING_CONFIG
 
 from finrag.core.contracts import Answer, Question
@@ -71,11 +76,59 @@ _HEADERS = {  # on every response
 
 
 class LabelError(ValueError):
-    """A request the page cannot accept (answered with 400 and this message)."""
+    """A request the page cannot accept (answered with `status`, 400, and this message)."""
+
+    status = 400
 
 
 class NotFound(LabelError):
     """An item index outside the list (answered with 404)."""
+
+    status = 404
+
+
+class BadText(LabelError):
+    """Text that is not valid Unicode (a body not UTF-8, a lone surrogate) or holds a control character other than
+    tab, newline and carriage return (answered with 422)."""
+
+    status = 422
+
+
+# a lone surrogate (the JSON escape "\ud800" decodes to one: it cannot be encoded, so saving it would fail) or a
+# control character other than tab, newline and carriage return (C0, DEL, C1)
+_BAD_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|[\ud800-\udfff]")
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _printable(text: str) -> str:
+    """`text` safe to echo in an error: each lone surrogate or control character written as its escape."""
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def check_text(body: Any) -> None:
+    """BadText naming the first string in `body` (a parsed JSON value: keys and values, at any depth) that is not
+    valid Unicode or holds a control character; the message names the character by its code point, never by
+    itself. Iterative: as deep as json.loads went, without recursion."""
+    stack: list[tuple[str, Any]] = [("", body)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            items: list[tuple[str, Any]] = []
+            for k, v in value.items():
+                name = f"{where}.{_printable(str(k))}" if where else _printable(str(k))
+                items += [(f"{name} (a key)", k), (name, v)]
+            stack.extend(reversed(items))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+        elif isinstance(value, str) and (m := _BAD_TEXT.search(value)):
+            code, at = f"U+{ord(m.group()):04X}", m.start()
+            why = (
+                f"not valid Unicode: a lone surrogate {code} at character {at}"
+                if m.group() >= "\ud800"
+                else f"a control character {code} at character {at} (only tab, newline and carriage return "
+                "are allowed)"
+            )
+            raise BadText(f"{where or 'body'}: {why}")
 
 
 @dataclass
@@ -358,8 +411,9 @@ class _JSON(JSONResponse):
 
 
 def _error(scope: Scope, status: int, message: str, headers: dict[str, str]) -> Response:
-    """One line: JSON {"error": ...} under /api/, plain text elsewhere."""
-    message = " ".join(str(message).split())
+    """One line: JSON {"error": ...} under /api/, plain text elsewhere (a lone surrogate or a control character
+    in the message written as its escape, so the reply can always be encoded)."""
+    message = _printable(" ".join(str(message).split()))
     if scope["path"].startswith("/api/"):
         return _JSON({"error": message}, status_code=status, headers=headers)
     return PlainTextResponse(message + "\n", status_code=status, headers=headers)
@@ -369,16 +423,64 @@ def _save(state: LabellingApp, raw: bytes) -> Response:
     """Parse and record one POST /api/label body (in a worker thread: the append fsyncs)."""
     try:
         body = json.loads(raw or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise BadText(f"body is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
         raise LabelError(f"body is not JSON: {exc}") from None
     except RecursionError:
         raise LabelError("body is not JSON: nested too deeply") from None
+    check_text(body)  # before anything reads, strips or encodes it
     try:
         return _JSON(state.label(body))
     except OSError as exc:
         log.error("labelling: could not save labels to %s", state.store.path, exc_info=True)
         why = exc.strerror or type(exc).__name__
         return _JSON({"error": f"labels not saved: {why} (see the server's log)"}, status_code=500)
+
+
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_DEFAULT_PORT = {"http": 80, "https": 443}
+
+
+def _origin(value: str, scheme: str | None = None) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an Origin header (`scheme` None) or of a Host header served over `scheme`; None for
+    anything else (`null`, a path, user info, a bad port)."""
+    try:
+        parts = urlsplit(value if scheme is None else f"//{value}")
+        scheme = scheme or parts.scheme
+        if (
+            scheme not in _DEFAULT_PORT
+            or not parts.hostname
+            or parts.path
+            or parts.query
+            or parts.fragment
+            or parts.username is not None
+        ):
+            return None
+        return scheme, parts.hostname, _DEFAULT_PORT[scheme] if parts.port is None else parts.port
+    except ValueError:  # a port that is not a number, an unclosed [
+        return None
+
+
+class SameOrigin:
+    """Pure-ASGI middleware: a state-changing request (anything but GET, HEAD, OPTIONS) that carries an Origin
+    header naming another origin than the page's own (its scheme and Host header), `Origin: null` included, is
+    refused with 403 (cross-site requests from a browser: a form, a fetch from another page or a sandboxed frame).
+    A request without an Origin header (curl, scripts) passes, to the token and Host checks as before."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] not in _SAFE_METHODS:
+            headers = Headers(scope=scope)
+            given = headers.getlist("origin")
+            own = _origin(headers.get("host", ""), scope.get("scheme", "http"))
+            if given and (own is None or any(_origin(o) != own for o in given)):
+                shown = ", ".join(repr(o) for o in given)
+                why = f"cross-origin {scope['method']} refused: Origin {shown} is not this page's own"
+                return await _error(scope, 403, why, {})(scope, receive, send)
+        return await self.app(scope, receive, send)
 
 
 def create_app(
@@ -389,6 +491,7 @@ def create_app(
 ) -> FastAPI:
     """The page as a FastAPI app behind finrag.core.http's Guard (host, token, body limits, one-line 500)."""
     api = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    api.add_middleware(SameOrigin)  # inside the guard: after its host and token checks, with its headers
     api.add_middleware(
         Guard,
         loopback_only=loopback_only,
@@ -407,7 +510,7 @@ def create_app(
 
     @api.exception_handler(LabelError)
     async def _refused(request: Request, exc: LabelError) -> Response:
-        return _error(request.scope, 404 if isinstance(exc, NotFound) else 400, str(exc), {})
+        return _error(request.scope, exc.status, str(exc), {})
 
     @api.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
