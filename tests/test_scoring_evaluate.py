@@ -615,3 +615,22 @@ def test_llm_splitter_claims_judged_by_the_numeric_judge_only_when_asked():
     llm.calls = 0
     _score_with_splitter({"llm_judge": True}, SplitLLM(), llm)
     assert llm.calls > calls_with_llm_off  # the LLM judge judged the split claims too
+
+
+def test_the_llm_sample_can_be_held_to_the_templates_whose_calls_are_recorded():
+    answers = study_answers()
+    base = llm_sample_indices(answers, None, 0, questions=2, kind_of=lambda q: "fb", kinds=None)
+    v2 = [a.model_copy(update={"template_id": "plain@2", "run_id": a.run_id + "-v2"}) for a in answers]
+    held = llm_sample_indices(
+        answers + v2,
+        None,
+        0,
+        questions=2,
+        kind_of=lambda q: "fb",
+        templates=sorted({a.template_id for a in answers}),
+    )
+    assert held == base  # the added answers of a new template leave the sample exactly as it was
+    assert all(i < len(answers) for i in held)
+    assert llm_sample_indices(answers + v2, None, templates=["plain@2"]) == dict.fromkeys(
+        range(len(answers), 2 * len(answers)), 0
+    )

@@ -265,8 +265,12 @@ def llm_sample_indices(
     questions: int | None = None,
     kind_of: Callable[[str], str] | None = None,
     kinds: Sequence[str] | None = None,
+    templates: Sequence[str] | None = None,
 ) -> dict[int, int]:
     """The answers the LLM judge scores, drawn with a fixed seed so the sample replays: {answer index: draw rank}.
+
+    `templates`: only answers of these prompt templates (None = all) are drawn from, so families added later (a
+    new prompt version) leave the sample, and its recorded calls, as they were.
 
     `per_run`: up to that many answers per run_id (None = all); a run's sample stays the same when other runs
     are added and grows without redrawing when `per_run` is raised.
@@ -281,7 +285,14 @@ def llm_sample_indices(
         kind = kind_of or (lambda qid: "all")
         qids = sorted({a.qid for a in answers if kinds is None or kind(a.qid) in kinds})
         rank = dict(zip(qids, per_stratum_ranks(qids, kind, seed), strict=True))
-        return {i: rank[answers[i].qid] for i in idx if rank.get(answers[i].qid, questions) < questions}
+        return {
+            i: rank[answers[i].qid]
+            for i in idx
+            if rank.get(answers[i].qid, questions) < questions
+            and (templates is None or answers[i].template_id in templates)
+        }
+    if templates is not None:
+        idx = [i for i in idx if answers[i].template_id in templates]
     if per_run is None:
         return dict.fromkeys(idx, 0)
     drawn = per_stratum_sample(idx, key=lambda i: answers[i].run_id, per_stratum=int(per_run), seed=seed)
@@ -311,6 +322,7 @@ def score_answers(
     llm_seed: int = DEFAULT_SEED,
     llm_sample_questions: int | None = None,
     llm_sample_kinds: Sequence[str] | None = None,
+    llm_sample_templates: Sequence[str] | None = None,
     llm_splitter: Callable | None = None,
     split_judged_by_llm: bool = True,
     citations: bool = True,
@@ -332,6 +344,7 @@ def score_answers(
             questions=llm_sample_questions,
             kind_of=lambda qid: questions_by_id[qid].kind,
             kinds=llm_sample_kinds,
+            templates=llm_sample_templates,
         )
         if llm_judge is not None
         else {}
@@ -551,6 +564,7 @@ def run_scoring(
         llm_seed=seed,
         llm_sample_questions=sample.get("questions"),
         llm_sample_kinds=sample.get("kinds"),
+        llm_sample_templates=sample.get("templates"),
         llm_splitter=splitter,
         split_judged_by_llm=bool((params.get("llm_splitter") or {}).get("llm_judge", True)),
         citations=bool(params.get("citations", True)),
