@@ -49,6 +49,8 @@ DEFAULT_SELECTION = {
     "tie_tolerance": 0.0,
     "cost": "tokens",
 }
+# the prompt templates of the study's first round (before 2026-12-07): the earlier rule's candidates used them
+FIRST_ROUND = frozenset({"plain@1", "quote@1", "cot@1", "decline@1"})
 # the headline shares computed per replicate, by name (the name is also the column of the replicates table)
 REPLICATE_METRICS = ("correct", "fully_grounded", "declined", "correct_and_grounded")  # ScoredAnswer fields
 
@@ -162,6 +164,7 @@ def run_table(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None 
             backend=recs[0].backend,
             model=recs[0].model,
             run_ids=sorted({r.run_id for r in recs}),
+            templates=sorted({r.template_id for r in recs}),
             replicate=recs[0].replicate,
             n=len(recs),
             n_scored=sum(1 for r in recs if _scored(r)),
@@ -657,10 +660,16 @@ def build_tables(records: Sequence[ScoredAnswer], params: Mapping | None = None,
         ),
         "scatter_points": scatter_points(records),
         "final_system": select_final(runs, params.get("selection")),
-        # the rule as it was before 2026-12-07 (the earlier grading, flags ignored, every retrieved
-        # system a candidate), on the same records: what the headline was
+        # the rule as it was before 2026-12-07 (the earlier grading, flags ignored, every retrieved system of the
+        # first round's prompts a candidate), on the same records: what the headline was
         "final_system_earlier_rule": select_final(
-            runs, {**DEFAULT_SELECTION, "metric": "earlier_correct_and_grounded", "contexts": ["retrieved"]}
+            runs,
+            {
+                **DEFAULT_SELECTION,
+                "metric": "earlier_correct_and_grounded",
+                "contexts": ["retrieved"],
+                "candidates": [r["series"] for r in runs if all(t in FIRST_ROUND for t in r["templates"])],
+            },
         ),
         "replicates": replicate_table(records, kinds),
         "cost": cost_table(records, judge_costs),

@@ -245,12 +245,10 @@ class SelectedSystem:
 
     @staticmethod
     def _family_run_ids(fam: Mapping) -> list[str]:
-        return [
-            fam["run_id"].format(tag=fam["tag"], style=s, context=c, replicate=r)
-            for s in fam["styles"]
-            for c in fam["contexts"]
-            for r in fam["replicates"]
-        ]
+        """The run ids a family produces, named as generation names them (one copy of that rule)."""
+        from finrag.generate.run import family_specs
+
+        return [spec.run_id for spec in family_specs("", fam, {})]
 
     def _load_data(self) -> None:
         from finrag.retrieve.contexts import load_frozen_contexts
