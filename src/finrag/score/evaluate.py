@@ -157,8 +157,9 @@ def score_answer_record(
         verdict, source = g.verdict, "grader"
         unit_mismatch, grade_method, grade_detail = g.unit_mismatch, g.method, g.detail
         grade_uncertain = g.uncertain  # near the content-word threshold or a soft yes/no
-        lenient = verdict == "correct"
-        correct = lenient and not grade_uncertain  # strict: uncertain is its own outcome, never correct
+        correct = (
+            verdict == "correct" and not grade_uncertain
+        )  # strict: uncertain is its own outcome, never correct
         earlier = grade(
             q.answer, final, q.question, **{**dict(grader_params or {}), "strict": False, "llm_grader": None}
         )
@@ -168,7 +169,7 @@ def score_answer_record(
         verdict = "correct" if ok else ("refusal" if declined else "incorrect")
         source = "behaviour"
         unit_mismatch, grade_method, grade_detail, grade_uncertain = False, "behaviour", "", False
-        correct = lenient = earlier_correct = ok
+        correct = earlier_correct = ok
     # 2. groundedness (claims split once, shared by both judges)
     claims = split_claims(a.text)
     s = score_answer(a.text, a.passages, judge, claims=claims)
@@ -206,7 +207,6 @@ def score_answer_record(
         verdict=verdict,
         verdict_source=source,
         correct=correct,
-        lenient_correct=lenient,
         earlier_correct=earlier_correct,
         flags=flags,
         false_premise=fp,

@@ -12,7 +12,7 @@ rendered messages), so it holds for any prompt version and any model:
 - ``copied_markup``: the passages block's own markup (``<passage n=...>``, ``</passage>``, ``Passage [n] (...):``,
   ``(end of passages)``, ``<question>``) appears in the answer.
 - ``prompt_echo``: a quoted example of the instructions or system prompt (three words or more), or a run of
-  ``ECHO_NGRAM`` words of them, appears in the answer while no passage holds it: the model repeats its
+  ``RUN`` words of them, appears in the answer while no passage holds it: the model repeats its
   instructions, not the filing. The decline prompt's prescribed reply is not an echo.
 - ``question_echo``: every word of the answer (four or more) is a word of the question or filler ("the", "is"),
   and it repeats most of the question's words (an answer that picks one option of a choice question is no echo).
@@ -38,8 +38,7 @@ FLAGS = (
     "passage_copy",
     "repetition",
 )
-ECHO_NGRAM = 8  # words of the instructions repeated in a row
-COPY_NGRAM = 8  # words in a row that a passage holds
+RUN = 8  # words in a row: an echo of the instructions, or a copy of a passage
 COPY_SHARE = 0.9  # share of the answer's words inside such runs
 COPY_MIN_WORDS = 12  # shorter answers are too short to call a copy
 QUESTION_COVER = (
@@ -73,13 +72,11 @@ LOOP_NGRAM = 10  # a loop repeats a whole clause, not a turn of phrase ("the pas
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.,'][a-z0-9]+)*")
 _CITE = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]")
+# the passages block's markup, in either format: found in an answer it is a copy; taken out of the instructions
+# before their quoted examples are read (a copy cut at the token limit may end inside a tag)
 _MARKUP = re.compile(
-    r"</?passage\b|^\s*passage \[\d+\] \(|\(end of passages\)|</?question>", re.IGNORECASE | re.MULTILINE
-)
-# the passages block's markup, taken out of the instructions before their quoted examples are read
-_MARKUP_LINE = re.compile(
-    r"<passage\b[^>]*>|</passage>|^Passage \[\d+\] \([^\n]*\):$|\(end of passages\)|</?question>",
-    re.MULTILINE,
+    r"<passage\b[^>]*>?|</passage>|^\s*passage \[\d+\] \([^\n]*?(?:\):|$)|\(end of passages\)|</?question>",
+    re.IGNORECASE | re.MULTILINE,
 )
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,200})[\"”]")
 
@@ -109,42 +106,41 @@ def instruction_texts(messages: Sequence[dict], passages: Sequence[str], questio
             content = content.replace(p, " ")
         if question:
             content = content.replace(question, " ")
-        out.append(_MARKUP_LINE.sub(" ", content))
+        out.append(_MARKUP.sub(" ", content))
     return out
 
 
+_DECLINE_WORDS = _WORD.findall(DECLINE_PHRASE.lower())  # the decline prompt's prescribed reply: never an echo
+
+
 def prompt_echo(
-    answer_words: list[str], instructions: Sequence[str], passage_tokens: Sequence[list[str]]
+    answer_words: list[str],
+    instructions: Sequence[str],
+    passage_tokens: Sequence[list[str]],
+    passage_runs: set[tuple[str, ...]],
 ) -> bool:
     """Does the answer repeat an example or a run of words of the instructions that no passage holds?"""
-    decline = words(DECLINE_PHRASE)
-    passage_runs: set[tuple[str, ...]] = set()
-    for p in passage_tokens:
-        passage_runs |= _ngrams(p, ECHO_NGRAM)
     for text in instructions:
         for quoted in _QUOTED.findall(text):
             q = words(quoted)
-            if len(q) < 3 or _contains(decline, q) or not _contains(answer_words, q):
+            if len(q) < 3 or _contains(_DECLINE_WORDS, q) or not _contains(answer_words, q):
                 continue
             if not any(_contains(p, q) for p in passage_tokens):
                 return True
-        runs = _ngrams(words(text), ECHO_NGRAM) - _ngrams(decline, ECHO_NGRAM)
-        if runs & _ngrams(answer_words, ECHO_NGRAM) - passage_runs:
+        runs = _ngrams(words(text), RUN) - _ngrams(_DECLINE_WORDS, RUN)
+        if runs & _ngrams(answer_words, RUN) - passage_runs:
             return True
     return False
 
 
-def copied_share(answer_words: list[str], passage_words: Sequence[list[str]]) -> float:
-    """Share of the answer's words that lie in a run of COPY_NGRAM words some passage holds."""
-    if len(answer_words) < COPY_NGRAM:
+def copied_share(answer_words: list[str], passage_runs: set[tuple[str, ...]]) -> float:
+    """Share of the answer's words that lie in a run of RUN words some passage holds."""
+    if len(answer_words) < RUN:
         return 0.0
-    grams: set[tuple[str, ...]] = set()
-    for p in passage_words:
-        grams |= _ngrams(p, COPY_NGRAM)
     covered = [False] * len(answer_words)
-    for i in range(len(answer_words) - COPY_NGRAM + 1):
-        if tuple(answer_words[i : i + COPY_NGRAM]) in grams:
-            covered[i : i + COPY_NGRAM] = [True] * COPY_NGRAM
+    for i in range(len(answer_words) - RUN + 1):
+        if tuple(answer_words[i : i + RUN]) in passage_runs:
+            covered[i : i + RUN] = [True] * RUN
     return sum(covered) / len(answer_words)
 
 
@@ -175,8 +171,10 @@ def answer_flags(
     if _MARKUP.search(text):
         found.add("copied_markup")
     passage_tokens = [words(p) for p in passages]
+    passage_runs = {run for p in passage_tokens for run in _ngrams(p, RUN)}  # once, for both checks below
     if answer_words:
-        if prompt_echo(answer_words, instruction_texts(messages, passages, question), passage_tokens):
+        instructions = instruction_texts(messages, passages, question)
+        if prompt_echo(answer_words, instructions, passage_tokens, passage_runs):
             found.add("prompt_echo")
         q_words = set(words(question))
         new = [w for w in answer_words if w not in q_words and w not in _FILLER]
@@ -187,7 +185,7 @@ def answer_flags(
         if (
             len(answer_words) >= COPY_MIN_WORDS
             and not strictly_correct
-            and copied_share(answer_words, passage_tokens) >= COPY_SHARE
+            and copied_share(answer_words, passage_runs) >= COPY_SHARE
         ):
             found.add("passage_copy")
         if repeats(answer_words):

@@ -105,9 +105,6 @@ class ScoredAnswer(Record):
     correct: bool = Field(
         description="did what the question called for, strictly: an uncertain grade is not correct"
     )
-    lenient_correct: bool = Field(
-        description="the grader's verdict with uncertain grades taken as given (the earlier rule, a sensitivity row)"
-    )
     earlier_correct: bool = Field(
         description="as graded before 2026-12-07 (a soft yes/no from any sentence sharing the question's words, "
         "table lines as statements, uncertain grades as given): the figure each headline was"
@@ -183,6 +180,11 @@ class ScoredAnswer(Record):
     latency_s: float
     cost_usd: float
     cut_at_max_tokens: bool = Field(description="generation stopped at max_tokens")
+
+    @property
+    def lenient_correct(self) -> bool:
+        """The verdict with an uncertain grade taken as given (a sensitivity row; the study counts `correct`)."""
+        return self.verdict == "correct"
 
     @property
     def grounded_unflagged(self) -> bool:

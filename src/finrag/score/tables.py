@@ -180,7 +180,7 @@ def run_table(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None 
             earlier_correct_and_grounded=_prop(recs, lambda r: r.earlier_correct and r.fully_grounded),
             lenient_correct_and_grounded=_prop(recs, lambda r: r.lenient_correct and r.fully_grounded),
             strict_correct_and_grounded_flags_ignored=_prop(recs, lambda r: r.correct and r.fully_grounded),
-            grounded_unflagged=_prop(recs, lambda r: r.fully_grounded and not r.flags, _scored),
+            grounded_unflagged=_prop(recs, lambda r: r.grounded_unflagged, _scored),
             n_flagged=sum(1 for r in recs if r.flags),
             flag_counts=flag_counts(recs),
             unflagged=_unflagged_block([r for r in recs if not r.flags]),
