@@ -19,6 +19,7 @@ human-labelled set, read from `results/metrics/judge_agreement.json`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -256,6 +257,11 @@ class SelectedSystem:
         qfile = self._need(self.gen_p["questions"], "run `dvc repro questions`")
         self.questions = {q.qid: q for q in read_jsonl(qfile, Question) if q.available}
         self.by_text = {normalise_question(q.question): q.qid for q in self.questions.values()}
+        if self.family.get("questions"):  # the family's declared draw: only those were asked as evaluated
+            from finrag.generate.run import question_sample
+
+            drawn = question_sample(list(self.questions.values()), self.family["questions"])
+            self.spec = dataclasses.replace(self.spec, qids=frozenset(q.qid for q in drawn))
         chunks_dir = self._path(self.gen_p["chunks_dir"])
         chunk_file = self._need(chunks_dir / f"{self.setup['chunker']}.jsonl", "run `dvc repro chunk`")
         self.chunks = read_jsonl(chunk_file, Chunk)
@@ -413,6 +419,7 @@ class SelectedSystem:
             and k == self.frozen_k
             and not use_filter
             and self.is_selected_backend
+            and self.spec.asks(bench.qid)
             and (bench.qid, self.spec.context_mode) in self.contexts
         )
         timing: dict[str, float] = {}
@@ -577,6 +584,7 @@ class SelectedSystem:
                 "question_type": q.question_type,
             }
             for q in sorted(self.questions.values(), key=lambda q: (q.kind != "financebench", q.qid))
+            if self.spec.asks(q.qid)  # the questions the selected system was evaluated on
         ]
 
     def describe(self) -> dict:
@@ -587,7 +595,7 @@ class SelectedSystem:
             "backend": self.backend_name,
             "cache_mode": self.cache_mode,
             "frozen_k": self.frozen_k,
-            "questions": len(self.questions),
+            "questions": sum(self.spec.asks(q) for q in self.questions),  # those asked as evaluated
             "chunks": len(self.chunks),
             "judge": self.trust,
             "load_seconds": self.load_seconds,
