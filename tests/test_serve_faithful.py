@@ -78,5 +78,7 @@ def test_every_evaluated_answer_and_score_is_served_exactly(served):
     assert not mismatches, mismatches[:10]
     assert system.llm.calls == 0  # every answer came from the response cache
     kinds = {rec.kind for rec in selected}
-    asked = [q for q in system.questions if system.spec.asks(q)]  # a family with a declared draw asks only those
+    asked = [
+        q for q in system.questions if system.spec.asks(q)
+    ]  # a family with a declared draw asks only those
     assert len(selected) == len(asked), (len(selected), len(asked), kinds)
