@@ -6,15 +6,16 @@ Documents carry marked regions:
     ... generated, never edited by hand ...
     <!-- finrag:end NAME -->
 
-Each NAME is rendered from `templates/NAME.md.j2` with every `results/metrics/*.json` in the context (keyed by
-file stem). `check` re-renders in memory and fails when a document differs from what results/ says.
+Each NAME is computed by its view (`finrag.report.views`: every choice made in Python from results/, as typed
+values) and written out by `templates/NAME.md.j2`, which only substitutes. A missing results file fails the
+section with one line naming the file. `check` re-renders in memory and fails when a document differs from what
+results/ says.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,18 +23,38 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from finrag.core.io import atomic_open
+from finrag.report.fmt import FILTERS, ci, claims_judged, fmt, pct, pctci  # noqa: F401 - re-exported
+from finrag.report.views import VIEWS, Results
 
 TEMPLATES = Path(__file__).parent / "templates"
 REGION = re.compile(
     r"(<!-- finrag:begin (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- finrag:end (?P=name) -->)", re.DOTALL
 )
-DOCUMENTS = ("README.md", "TECHNICAL_REPORT.md")
+DOCUMENTS = (
+    "README.md",
+    "TECHNICAL_REPORT.md",
+    "docs/results.md",
+    "docs/setup.md",
+    "docs/service.md",
+)
 # the rendered sections each document must hold, in order: a section deleted, renamed or taken out of the
 # markers' reach (a broken marker) would otherwise leave stale text that nothing checks
 SECTIONS = {
-    "README.md": (
+    "README.md": ("study", "findings", "picture", "earlier", "limitations"),
+    "TECHNICAL_REPORT.md": (
+        "conclusions",
+        "ingest_detail",
+        "retrieval_detail",
+        "scoring_detail",
+        "conditions_detail",
+        "grader_detail",
+        "agreement_detail",
+        "predictions",
+        "synthetic_detail",
+        "limitations",
+    ),
+    "docs/results.md": (
         "headline",
-        "replay",
         "status",
         "ingest",
         "retrieval",
@@ -43,60 +64,14 @@ SECTIONS = {
         "agreement",
         "predictions",
         "synthetic",
-        "serve",
     ),
-    "TECHNICAL_REPORT.md": (
-        "ingest_detail",
-        "retrieval_detail",
-        "scoring_detail",
-        "conditions_detail",
-        "grader_detail",
-        "agreement_detail",
-        "predictions",
-        "synthetic_detail",
-    ),
+    "docs/setup.md": ("replay",),
+    "docs/service.md": ("serve",),
 }
+# documents that are not rendered but whose relative links must resolve too (tests/test_report_readme.py)
+LINKED = ("README.md", "TECHNICAL_REPORT.md", "docs/*.md")
 MARKER = re.compile(r"<!--[^\n]*?finrag:\s*(?:begin|end)")  # any marker-like comment, well-formed or not
-RESULT_LINK = re.compile(r"\]\((results/[^)\s]+)\)")
-
-
-def fmt(x, digits: int = 2) -> str:
-    """Numbers as the report prints them: fixed digits, 'n/a' for missing or NaN."""
-    if x is None:
-        return "n/a"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float):
-        if math.isnan(x):
-            return "n/a"
-        return f"{x:,.{digits}f}"
-    return str(x)
-
-
-def pct(x, digits: int = 1) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return f"{100 * x:.{digits}f}%"
-
-
-def ci(pair, digits: int = 2) -> str:
-    if not pair or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in pair):
-        return "n/a"
-    return f"[{pair[0]:.{digits}f}, {pair[1]:.{digits}f}]"
-
-
-def pctci(pair, digits: int = 1) -> str:
-    """A proportion's interval in percent, to sit beside pct()."""
-    if not pair or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in pair):
-        return "n/a"
-    return f"[{100 * pair[0]:.{digits}f}, {100 * pair[1]:.{digits}f}]"
-
-
-def claims_judged(run: dict) -> int:
-    """Claims a model judge ran on (its per-benchmark binary n summed): runs may take shorter prefixes."""
-    return sum(b["binary"]["n"] for b in run["benchmarks"].values())
+LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def load_results(results_dir: Path) -> dict:
@@ -115,7 +90,7 @@ def _env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(fmt=fmt, pct=pct, ci=ci, pctci=pctci, claims_judged=claims_judged)
+    env.filters.update(FILTERS)
     return env
 
 
@@ -123,16 +98,19 @@ class RenderError(RuntimeError):
     """A template could not be rendered from results/ (a key missing or of the wrong type)."""
 
 
-def render_section(name: str, results: dict) -> str:
+def render_section(name: str, results: dict | Results) -> str:
+    """Section `name`: its view computed from results/, substituted into its template."""
+    if name not in VIEWS:
+        raise RenderError(f"section '{name}': no view computes it (finrag.report.views)")
     template = _env().get_template(f"{name}.md.j2")
     try:
-        body = template.render(results=results, **results)
+        body = template.render(v=VIEWS[name](Results.of(results)))
     except Exception as exc:  # noqa: BLE001 - reported as one line naming the section
         raise RenderError(f"section '{name}': {type(exc).__name__}: {exc}") from exc
     return body if body.endswith("\n") else body + "\n"
 
 
-def render_document(text: str, results: dict) -> str:
+def render_document(text: str, results: dict | Results) -> str:
     def repl(m: re.Match) -> str:
         return m.group(1) + render_section(m.group("name"), results) + m.group(4)
 
@@ -166,10 +144,21 @@ def structure_problems(name: str, text: str, root: Path | None = None) -> list[s
     if stray:
         problems.append(f"{name}: {len(stray)} marker(s) outside a well-formed section, first {stray[0]!r}")
     if root is not None:
-        for link in RESULT_LINK.findall(text):
-            if not (root / link).is_file():
-                problems.append(f"{name}: links {link}, which does not exist (run the stage that writes it)")
+        for link in broken_links(root, name, text):
+            problems.append(f"{name}: links {link}, which does not exist (run the stage that writes it)")
     return problems
+
+
+def broken_links(root: Path, name: str, text: str) -> list[str]:
+    """Relative links of document `name` (a path under root) whose target file or folder does not exist."""
+    out = []
+    for link in LINK.findall(text):
+        target = link.split("#", 1)[0]
+        if not target or re.match(r"[a-z][a-z0-9+.-]*:", target):  # an anchor on the page, or a URL
+            continue
+        if not ((root / name).parent / target).exists():
+            out.append(link)
+    return out
 
 
 @dataclass

@@ -1,0 +1,705 @@
+"""Views of what a reviewer reads first (README.md) and of the technical report's conclusions: the study in one
+paragraph, the findings, the correct x grounded picture, the earlier study's findings beside finrag's, the
+limitations. Every figure comes from a results file and every finding names that file; every verdict is decided
+here by a rule stated beside it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from finrag.core.stats import wilson_interval
+from finrag.report.fmt import fmt, names, pct, pctci, pp
+from finrag.report.views.base import Results, view
+from finrag.report.views.sections import Row, interval_side, lesson_of
+
+REPRODUCED, PARTLY, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, NEW = (
+    "reproduced",
+    "partly reproduced",
+    "contradicted",
+    "inconclusive",
+    "not testable here",
+    "new",
+)
+
+
+def ref(r: Results, stem: str) -> str:
+    return f"`{r.path(stem)}`"
+
+
+def model_name(generator: str) -> str:
+    """`llamacpp/qwen2.5-coder-0.5b-instruct-q4_k_m` -> `qwen2.5-coder-0.5b-instruct-q4_k_m`; the model-free
+    baseline is named as such."""
+    return generator.split("/", 1)[-1] if is_model(generator) else "extractive baseline"
+
+
+def is_model(generator: str) -> bool:
+    return not generator.startswith("extractive")
+
+
+# ------------------------------------------------------------------------------------------------ the study
+
+
+@dataclass(frozen=True)
+class Study:
+    questions_total: int
+    questions_available: int
+    documents: int
+    pages: str
+    trick: int
+    generators: str
+    setups: int
+    judge: str
+    final_system: str
+
+
+@view("study")
+def study(r: Results) -> Study:
+    i = r.need("ingest")
+    q = r.need("questions", "available_by_kind")
+    runs = r.need("eval_main", "runs")
+    generators = sorted({model_name(x["generator"]) for x in runs if is_model(x["generator"])})
+    return Study(
+        questions_total=i["questions_total"],
+        questions_available=i["questions_available"],
+        documents=i["documents"],
+        pages=fmt(i["pages"]),
+        trick=sum(n for k, n in q.items() if k.startswith("trick")),
+        generators=names(f"`{g}`" for g in generators) or "none",
+        setups=len(r.need("retrieval_grid", "setups")),
+        judge=r.need("eval_main", "judge_trust", "judge"),
+        final_system=r.need("eval_main", "final_system", "system", "series"),
+    )
+
+
+# ------------------------------------------------------------------------------------------------ findings
+
+
+@dataclass(frozen=True)
+class Finding:
+    headline: str  # the sentence, with its figure, interval and n
+    source: str  # the results file it comes from, as `results/...`
+
+
+def proportion(k: int, n: int) -> tuple[float, list[float]]:
+    lo, hi = wilson_interval(k, n)
+    return (k / n if n else float("nan")), [lo, hi]
+
+
+def unbacked_correct(r: Results, context: str = "oracle") -> tuple[Row, int, int]:
+    """The language model's correct answers (prompt styles pooled) and how many of them are not fully grounded."""
+    rows = [
+        x
+        for x in r.need("eval_main", "two_by_two")
+        if is_model(x["generator"]) and x["context_mode"] == context
+    ]
+    if not rows:
+        raise_missing(r, "eval_main", f"two_by_two (a language model's {context} row)")
+    row = max(rows, key=lambda x: x["n"])
+    c = row["counts"]
+    return row, c["correct_ungrounded"], c["correct_grounded"] + c["correct_ungrounded"]
+
+
+def raise_missing(r: Results, stem: str, what: str) -> None:
+    from finrag.report.views.base import MissingResults
+
+    raise MissingResults(f"{r.path(stem)} has no {what}")
+
+
+def final_finding(r: Results) -> Finding:
+    fs = r.need("eval_main", "final_system")
+    missing = fs.get("candidates_missing") or []
+    provisional = f" Provisional: {names(missing)} not scored yet." if missing else ""
+    old = fs_old = r.need("eval_main").get("final_system_earlier_rule") or {}
+    was = ""
+    if fs_old.get("system"):
+        was = f" (by the earlier grading, flags ignored: {old['system']['series']}, {pct(old['value'])})"
+    return Finding(
+        f"**The selected system is right and fully grounded on few questions**: {fs['system']['series']}, picked by "
+        f"the rule declared in `params.yaml`, {pct(fs['value'])} {pctci(fs['ci'])} correct and grounded, n = "
+        f"{fs['n']}{was}.{provisional}",
+        ref(r, "eval_main"),
+    )
+
+
+def search_finding(r: Results) -> Finding:
+    b = r.need("retrieval_grid", "headline", "best")
+    n = r.need("retrieval_grid", "questions_scored")
+    return Finding(
+        f"**Search misses much of the evidence**: the best of {len(r.need('retrieval_grid', 'setups'))} setups "
+        f"({b['chunker']}/{b['embedder']}/{b['method']}) puts {pct(b['evidence_recall_at_5'])} "
+        f"{pctci(b['evidence_recall_at_5_ci'])} of a question's evidence pages in its top 5, n = {n} questions; the "
+        f"right report {pct(b['right_report_at_5'])}.",
+        ref(r, "retrieval_grid"),
+    )
+
+
+def unbacked_finding(r: Results) -> Finding:
+    row, k, n = unbacked_correct(r)
+    p, ci = proportion(k, n)
+    return Finding(
+        f"**Correct is not grounded**: given the evidence pages, {pct(p)} {pctci(ci)} of "
+        f"{model_name(row['generator'])}'s correct answers are not fully grounded ({k} of n = {n}, prompts pooled).",
+        ref(r, "eval_main"),
+    )
+
+
+def artefact_finding(r: Results) -> Finding:
+    runs = [
+        x
+        for x in r.need("eval_main", "runs")
+        if x["context_mode"] == "retrieved" and not x["series"].endswith("-r*")
+    ]
+    flagged = sum(x["n_flagged"] for x in runs)
+    n = sum(x["n"] for x in runs)
+    p, ci = proportion(flagged, n)
+    was = sum(x["earlier_correct"]["p"] * x["n"] for x in runs) / n
+    now = sum(x["correct"]["p"] * x["n"] for x in runs) / n
+    return Finding(
+        f"**Much of what was counted correct was an artefact**: strict grading moves the retrieved runs' share "
+        f"correct from {pct(was)} to {pct(now)}; {pct(p)} {pctci(ci)} of their answers carry an answer-quality flag "
+        f"(copied passages, echoed prompts, cut-offs), n = {n} answers.",
+        ref(r, "eval_main"),
+    )
+
+
+def judge_finding(r: Results) -> Finding:
+    jt = r.need("eval_main", "judge_trust")
+    worst = min(jt["agreement"], key=lambda x: x["kappa"])
+    status = (
+        "below the declared minimum, so groundedness differences are descriptive only"
+        if jt.get("descriptive_only")
+        else "at or above the declared minimum"
+    )
+    return Finding(
+        f"**The groundedness judge agrees only weakly with people**: `{jt['judge']}`'s worst kappa with human labels is "
+        f"{fmt(worst['kappa'], 3)} {_ci3(worst['kappa_ci'])} ({worst['benchmark']}, n = {worst['n']} claims), {status} "
+        f"({fmt(jt['min_kappa'], 2)}).",
+        ref(r, "judge_agreement"),
+    )
+
+
+def _ci3(pair) -> str:
+    from finrag.report.fmt import ci
+
+    return ci(pair, 3)
+
+
+def grader_finding(r: Results) -> Finding:
+    s = r.need("grader_validation", "overall_strict")
+    return Finding(
+        f"**The correctness grader agrees well with people**: kappa {fmt(s['binary_kappa'], 3)} "
+        f"{_ci3(s['binary_kappa_ci'])} (correct vs not, strict rule) on n = {fmt(s['n'])} FinanceBench answers "
+        "labelled by people; an in-sample figure (its rules were tuned on them).",
+        ref(r, "grader_validation"),
+    )
+
+
+LESSON_HEADLINE = {
+    "holds": "**AI judges agree with each other more than with people**",
+    "does not hold": "**Independent AI judges agree with each other less, not more, than with people**",
+    "cannot be told": "**Whether AI judges agree more with each other than with people cannot be told here**",
+}
+
+
+def lesson_finding(r: Results) -> Finding:
+    s = r.need("judge_agreement", "model_judges", "seed_lesson")
+    lesson = lesson_of(s)
+    ind = lesson.independent or s["every_pair"]
+    ci = ind.get("ci") or [None, None]
+    return Finding(
+        f"{LESSON_HEADLINE[lesson.verdict]}: on pairs that share no part, AI-vs-AI minus human-vs-AI kappa is "
+        f"{fmt(ind['mean_difference'], 3)} {_ci3(ci)}, n = {ind['rows']} pair-benchmark rows.",
+        ref(r, "judge_agreement"),
+    )
+
+
+SIZE_HEADLINE = {
+    "above": "**The larger model answers correctly more often**",
+    "above, not after Holm": "**The larger model answers correctly more often on these pairs, not after correcting for the stage's many tests**",
+    "below": "**The larger model answers correctly less often**",
+    "spans": "**A larger model is not shown to answer better**",
+}
+
+
+def size_row(r: Results) -> tuple[str, Row]:
+    rows = r.need("conditions", "model_size")
+    if not rows:
+        raise_missing(r, "conditions", "model_size rows")
+    name = next((g for g in rows if "oracle" in g), next(iter(rows)))
+    return name, rows[name]
+
+
+def size_finding(r: Results) -> Finding:
+    name, row = size_row(r)
+    m = row["metrics"]["correct"]
+    d = m["large_minus_small"]
+    side = interval_side(d["ci"])
+    if side == "above" and (d.get("p_holm") is None or d["p_holm"] >= 0.05):
+        side = "above, not after Holm"
+    return Finding(
+        f"{SIZE_HEADLINE[side]}: Qwen2.5-Coder 1.5B vs 0.5B ({name}), correct "
+        f"{pct(m['small']['value'])} → {pct(m['large']['value'])}, difference {pp(d['difference'])} pp "
+        f"{pctci(d['ci'])}, n = {row['questions']} questions (Holm-adjusted p {fmt(d.get('p_holm'), 3)}).",
+        ref(r, "conditions"),
+    )
+
+
+def predictions_finding(r: Results) -> Finding:
+    c = r.need("predictions", "counts")
+    n = sum(c.values())
+    return Finding(
+        f"**Predictions written first**: {c['held']} of n = {n} held, {c['did not hold']} did not, "
+        f"{c['pending']} pending.",
+        ref(r, "predictions"),
+    )
+
+
+FINDINGS = (
+    final_finding,
+    search_finding,
+    unbacked_finding,
+    artefact_finding,
+    judge_finding,
+    grader_finding,
+    lesson_finding,
+    size_finding,
+    predictions_finding,
+)
+
+
+@dataclass(frozen=True)
+class Findings:
+    findings: list[Finding]
+
+
+@view("findings")
+def findings(r: Results) -> Findings:
+    return Findings([f(r) for f in FINDINGS])
+
+
+# ------------------------------------------------------------------------------------------------ correct x grounded
+
+
+@dataclass(frozen=True)
+class Cell:
+    count: int
+    share: str
+
+
+@dataclass(frozen=True)
+class PictureRow:
+    generator: str
+    context: str
+    n: int
+    cells: list[Cell]  # correct & grounded, correct & not, wrong & grounded, wrong & not
+    unbacked: str  # share of the correct answers that are not fully grounded
+
+
+@dataclass(frozen=True)
+class Picture:
+    rows: list[PictureRow]
+    judge: str
+    source: str
+
+
+CELLS = ("correct_grounded", "correct_ungrounded", "not_correct_grounded", "not_correct_ungrounded")
+
+
+@view("picture")
+def picture(r: Results) -> Picture:
+    rows = []
+    for x in r.need("eval_main", "two_by_two"):
+        c = x["counts"]
+        correct = c["correct_grounded"] + c["correct_ungrounded"]
+        p, ci = proportion(c["correct_ungrounded"], correct)
+        rows.append(
+            PictureRow(
+                generator=model_name(x["generator"]),
+                context=x["context_mode"],
+                n=x["n"],
+                cells=[Cell(c[k], pct(c[k] / x["n"] if x["n"] else None)) for k in CELLS],
+                unbacked=f"{pct(p)} {pctci(ci)} of {correct}" if correct else "no correct answer",
+            )
+        )
+    return Picture(rows=rows, judge=r.need("eval_main", "judge_trust", "judge"), source=ref(r, "eval_main"))
+
+
+# ------------------------------------------------------------------------------------------------ the earlier study
+
+# The earlier study's findings and figures, quoted from its report (summarised in ../shared/earlier_study.md):
+# static text by design, since finrag did not measure them.
+EARLIER = {
+    1: ("Search is the weakest link", "evidence recall@5 18% (dense, best of 36); right report in top 5 77%"),
+    2: (
+        "Dense search wins; BM25 lands on the wrong company",
+        "recall@5 dense 18%, hybrid 10%, BM25 3%; method explains 78.9% of the variance",
+    ),
+    3: (
+        "About a third of correct answers are not fully backed",
+        "31% of Claude's correct answers with the right pages (110 of 351)",
+    ),
+    4: (
+        "The automatic checker is often wrong about those",
+        "checker right on 50% of 30 reviewed correct-but-ungrounded answers",
+    ),
+    5: (
+        "AI checkers agree with each other more than with a human",
+        "judge vs second AI judge κ 0.72, vs the human 0.52 [0.27, 0.75]",
+    ),
+    6: (
+        "Better search helps grounding only a little",
+        "correlation of evidence found and grounded 0.30 (Claude), 0.31 (Qwen 3B)",
+    ),
+    7: (
+        "Quoting sources changed nothing measurable",
+        "groundedness +0 pp, citation quality +1 pp with the right pages",
+    ),
+    8: (
+        "Allowing to decline stopped false-premise corrections",
+        "Claude flagged 4 of 10 false premises (plain), 0 of 10 (decline)",
+    ),
+    9: ("One run is one sample", "correct and fully grounded 6.7% ± 1.3 pp over three runs; first run 8.0%"),
+    10: ("Strong vs small model", "right pages: Claude 70% correct, Qwen 3B 18%"),
+    11: ("Trick questions", "false premise: Claude flagged 30%, Qwen 3B 5%"),
+    12: ("The service", "26 requests/s on cached answers; fresh download to first answer 277 s"),
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    number: str
+    finding: str
+    theirs: str
+    ours: str  # finrag's figure, from results/
+    verdict: str
+    rule: str  # how the verdict is decided
+    source: str
+
+
+def side_verdict(side: str, above: str, below: str) -> str:
+    return {"above": above, "below": below, "spans": INCONCLUSIVE}[side]
+
+
+def c1_search(r: Results) -> tuple[str, str, str]:
+    b = r.need("retrieval_grid", "headline", "best")
+    ci = b["evidence_recall_at_5_ci"]
+    verdict = REPRODUCED if ci[1] < 0.5 else (CONTRADICTED if ci[0] >= 0.5 else INCONCLUSIVE)
+    return (
+        f"best of {len(r.need('retrieval_grid', 'setups'))}: evidence recall@5 {pct(b['evidence_recall_at_5'])} "
+        f"{pctci(ci)}, right report {pct(b['right_report_at_5'])}, n = {b['n']}",
+        verdict,
+        "reproduced if the best setup's recall@5 interval lies below 50%, contradicted if above",
+    )
+
+
+def c2_dense(r: Results) -> tuple[str, str, str]:
+    by = r.need("retrieval_grid", "headline", "mean_recall_at_5_by_method")
+    share = r.need("retrieval_grid", "variance_shares_recall_at_5", "method")
+    best = max(by, key=by.get)
+    verdict = CONTRADICTED if best != "dense" else (REPRODUCED if share >= 0.5 else PARTLY)
+    return (
+        "mean recall@5 "
+        + ", ".join(f"{m} {pct(v)}" for m, v in sorted(by.items(), key=lambda kv: -kv[1]))
+        + f"; method explains {pct(share)} of the variance",
+        verdict,
+        "dense best on mean recall@5: reproduced if the method also explains half the variance, else partly",
+    )
+
+
+def c3_unbacked(r: Results) -> tuple[str, str, str]:
+    row, k, n = unbacked_correct(r)
+    p, ci = proportion(k, n)
+    verdict = REPRODUCED if ci[0] > 0.1 else (CONTRADICTED if ci[1] < 0.1 else INCONCLUSIVE)
+    return (
+        f"{pct(p)} {pctci(ci)} of {model_name(row['generator'])}'s correct answers with the evidence pages ({k} of {n})",
+        verdict,
+        "reproduced if the interval lies above 10% (a substantial share), contradicted if below",
+    )
+
+
+def c4_review(r: Results) -> tuple[str, str, str]:
+    n = r.need("judge_agreement", "loaded", "finrag", "n_items")
+    figure = (
+        "no person has labelled finrag's own answers"
+        if n == 0
+        else f"{n} claims of finrag's answers labelled, none reviewed as correct-but-ungrounded"
+    )
+    return figure, NOT_TESTABLE, "needs a human review of finrag's own correct-but-ungrounded answers"
+
+
+def c5_lesson(r: Results) -> tuple[str, str, str]:
+    s = r.need("judge_agreement", "model_judges", "seed_lesson")
+    lesson = lesson_of(s)
+    ind = lesson.independent or s["every_pair"]
+    verdict = {"holds": REPRODUCED, "does not hold": CONTRADICTED, "cannot be told": INCONCLUSIVE}[
+        lesson.verdict
+    ]
+    return (
+        f"independent pairs: AI-vs-AI κ {fmt(ind['mean_ai'], 3)} vs human-vs-AI {fmt(ind['mean_human'], 3)}, "
+        f"difference {fmt(ind['mean_difference'], 3)} {_ci3(ind.get('ci'))}, n = {ind['rows']} rows",
+        verdict,
+        "the difference's interval above 0: reproduced; below 0: contradicted",
+    )
+
+
+def c6_correlation(r: Results) -> tuple[str, str, str]:
+    rows = [c for c in r.need("eval_main", "correlation") if is_model(c["generator"])]
+    if not rows:
+        raise_missing(r, "eval_main", "correlation row for a language model")
+    c = max(rows, key=lambda x: x["n"])
+    ci = c["ci"]
+    if ci[0] is None or ci[1] is None:
+        verdict = INCONCLUSIVE
+    else:
+        verdict = REPRODUCED if ci[1] < 0.5 else (CONTRADICTED if ci[0] >= 0.5 else INCONCLUSIVE)
+    return (
+        f"Spearman ρ {fmt(c['spearman_rho'], 3)} {_ci3(ci)} ({model_name(c['generator'])}, n = {c['n']} answers)",
+        verdict,
+        "reproduced if the interval lies below 0.5 (weak at most), contradicted if above",
+    )
+
+
+def prompt_pair(r: Results, a: str, b: str, context: str) -> tuple[Row, Row] | None:
+    """The latest prompt version's runs of styles a and b on one generator and context (first replicates)."""
+    runs = [
+        x
+        for x in r.need("eval_main", "runs")
+        if x["context_mode"] == context and not x["series"].endswith("-r*")
+    ]
+    best = None
+    for x in runs:
+        if x["prompt_style"] != a or not is_model(x["generator"]):
+            continue
+        version = x["templates"][0].split("@")[-1]
+        for y in runs:
+            same = (y["prompt_style"], y["generator"], y["templates"][0].split("@")[-1]) == (
+                b,
+                x["generator"],
+                version,
+            )
+            if same and (best is None or version > best[0]):
+                best = (version, x, y)
+    return (best[1], best[2]) if best else None
+
+
+def c7_quote(r: Results) -> tuple[str, str, str]:
+    pair = prompt_pair(r, "plain", "quote", "oracle")
+    rule = "the two prompts' fully-grounded intervals overlap: reproduced; apart: contradicted"
+    if pair is None:
+        return "no plain and quote runs of one model with the evidence pages", NOT_TESTABLE, rule
+    plain, quote = pair
+    a, b = plain["fully_grounded"], quote["fully_grounded"]
+    overlap = a["ci"][0] <= b["ci"][1] and b["ci"][0] <= a["ci"][1]
+    return (
+        f"fully grounded: plain {pct(a['p'])} {pctci(a['ci'])}, quote {pct(b['p'])} {pctci(b['ci'])} "
+        f"({plain['series']} / {quote['series']}, n = {plain['n']})",
+        REPRODUCED if overlap else CONTRADICTED,
+        rule,
+    )
+
+
+def c8_decline(r: Results) -> tuple[str, str, str]:
+    rows = [
+        t
+        for t in r.need("eval_main", "trick")
+        if t["kind"] == "trick_false_premise" and is_model(t["generator"])
+    ]
+    figure = "no false-premise answers of a language model"
+    if rows:
+        t = max(rows, key=lambda x: x["n"])
+        f = t["flagged_false_premise"]
+        figure = f"false premise flagged {pct(f['p'])} {pctci(f['ci'])}, n = {f['n']} (prompts pooled)"
+    return figure, NOT_TESTABLE, "needs the trick rows per prompt; they are pooled over prompts"
+
+
+def c9_replicates(r: Results) -> tuple[str, str, str]:
+    reps = [x for x in r.need("eval_main", "replicates") if x["n_replicates"] > 1]
+    rule = "replicates differ: reproduced; identical: contradicted"
+    if not reps:
+        return "no series run more than once", NOT_TESTABLE, rule
+    x = max(reps, key=lambda s: (s["n_replicates"], s["correct"]["mean"]))
+    values = x["correct"]["values"]
+    return (
+        f"{x['series']}: correct " + ", ".join(pct(v) for v in values) + f" over {x['n_replicates']} runs",
+        REPRODUCED if max(values) > min(values) else CONTRADICTED,
+        rule,
+    )
+
+
+def c10_size(r: Results) -> tuple[str, str, str]:
+    name, row = size_row(r)
+    m = row["metrics"]["correct"]
+    d = m["large_minus_small"]
+    return (
+        f"Qwen 1.5B vs 0.5B ({name}): correct {pct(m['large']['value'])} vs {pct(m['small']['value'])}, "
+        f"{pp(d['difference'])} pp {pctci(d['ci'])}, n = {row['questions']}",
+        side_verdict(interval_side(d["ci"]), REPRODUCED, CONTRADICTED),
+        "the larger model's gain interval above 0: reproduced; below: contradicted (two small models only)",
+    )
+
+
+def c11_trick(r: Results) -> tuple[str, str, str]:
+    rows = [
+        t
+        for t in r.need("eval_main", "trick")
+        if t["kind"] == "trick_false_premise" and is_model(t["generator"])
+    ]
+    rule = "the earlier small model's 5% inside finrag's interval: reproduced; outside: contradicted"
+    if not rows:
+        return "no false-premise answers of a language model", NOT_TESTABLE, rule
+    t = max(rows, key=lambda x: x["n"])
+    f, u = t["flagged_false_premise"], t["used_made_up_figure"]
+    inside = f["ci"][0] <= 0.05 <= f["ci"][1]
+    return (
+        f"{model_name(t['generator'])} flagged {pct(f['p'])} {pctci(f['ci'])} of false premises, used the made-up "
+        f"figure in {pct(u['p'])}, n = {t['n']}",
+        REPRODUCED if inside else CONTRADICTED,
+        rule,
+    )
+
+
+def c12_service(r: Results) -> tuple[str, str, str]:
+    s = r.need("serve_load", "summary")
+    t = r.need("setup_time", "total_s")
+    met = s["meets_rps_goal"] and s["meets_p99_goal"]
+    return (
+        f"{fmt(s['best_requests_per_s'], 0)} requests/s on cached answers; {fmt(t, 0)} s from clone to first answer",
+        REPRODUCED if met else PARTLY,
+        "the service answers with its score and the judge's κ; reproduced if the load test met its goal (10× the earlier rate)",
+    )
+
+
+COMPARISONS = {
+    1: ("retrieval_grid", c1_search),
+    2: ("retrieval_grid", c2_dense),
+    3: ("eval_main", c3_unbacked),
+    4: ("judge_agreement", c4_review),
+    5: ("judge_agreement", c5_lesson),
+    6: ("eval_main", c6_correlation),
+    7: ("eval_main", c7_quote),
+    8: ("eval_main", c8_decline),
+    9: ("eval_main", c9_replicates),
+    10: ("conditions", c10_size),
+    11: ("eval_main", c11_trick),
+    12: ("serve_load", c12_service),
+}
+
+
+def new_rows(r: Results) -> list[Comparison]:
+    g = r.need("grader_validation", "overall_strict")
+    jt = r.need("eval_main", "judge_trust")
+    worst = min(jt["agreement"], key=lambda x: x["kappa"])
+    art = artefact_finding(r).headline.split(": ", 1)[1]
+    return [
+        Comparison(
+            "new",
+            "The grader against people's labels",
+            "—",
+            f"κ {fmt(g['binary_kappa'], 3)} {_ci3(g['binary_kappa_ci'])}, n = {fmt(g['n'])}",
+            NEW,
+            "—",
+            ref(r, "grader_validation"),
+        ),
+        Comparison(
+            "new",
+            "The groundedness judge against people's labels",
+            "—",
+            f"worst κ {fmt(worst['kappa'], 3)} ({worst['benchmark']}, n = {worst['n']})",
+            NEW,
+            "—",
+            ref(r, "judge_agreement"),
+        ),
+        Comparison(
+            "new",
+            "Artefacts counted as correct or grounded",
+            "—",
+            art.rstrip("."),
+            NEW,
+            "—",
+            ref(r, "eval_main"),
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class Earlier:
+    rows: list[Comparison]
+    tally: str
+
+
+@view("earlier")
+def earlier(r: Results) -> Earlier:
+    rows = []
+    for number, (stem, fn) in COMPARISONS.items():
+        finding, theirs = EARLIER[number]
+        ours, verdict, rule = fn(r)
+        rows.append(Comparison(str(number), finding, theirs, ours, verdict, rule, ref(r, stem)))
+    tally = Counter(x.verdict for x in rows)
+    order = (REPRODUCED, PARTLY, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE)
+    return Earlier(
+        rows=rows + new_rows(r),
+        tally=", ".join(f"{tally[v]} {v}" for v in order if tally[v]),
+    )
+
+
+# ------------------------------------------------------------------------------------------------ limitations
+
+
+@dataclass(frozen=True)
+class Limitations:
+    items: list[str]
+
+
+@view("limitations")
+def limitations(r: Results) -> Limitations:
+    i = r.need("ingest")
+    jt = r.need("eval_main", "judge_trust")
+    own = r.need("judge_agreement", "loaded", "finrag", "n_items")
+    fs = r.need("eval_main", "final_system")
+    worst = min(jt["agreement"], key=lambda x: x["kappa"])
+    judge = (
+        f"its worst kappa with people is {fmt(worst['kappa'], 3)}, below the declared {fmt(jt['min_kappa'], 2)}: "
+        "groundedness differences are descriptive only"
+        if jt.get("descriptive_only")
+        else f"its worst kappa with people is {fmt(worst['kappa'], 3)}"
+    )
+    items = [
+        f"**One judge, checked on other benchmarks.** Groundedness is judged by `{jt['judge']}`; {judge} "
+        f"({ref(r, 'judge_agreement')}).",
+        "**No person has labelled finrag's own answers**"
+        + (f" ({own} claims so far)" if own else "")
+        + ": that the scorers carry over to them is an assumption, not a measurement.",
+        f"**{len(i['questions_unavailable'])} of {i['questions_total']} FinanceBench questions are missing**: their "
+        "filings (the largest PDFs) are not in the mirror, so long filings are under-represented and the figures are "
+        f"probably somewhat optimistic ({ref(r, 'ingest')}).",
+        f"**Small samples and small models.** The selected system is scored on n = {fs['n']} questions; only two "
+        "small local models (0.5B and 1.5B parameters, 4-bit) answer, so no strong-model figure is measured here.",
+        "**Mostly single runs.** Only a few series are sampled more than once; intervals cover which questions were "
+        "drawn, not the grader's or the judge's errors.",
+        "**The grader's kappa is in-sample**: its rules were adjusted after its disagreements with the same human "
+        f"labels were read ({ref(r, 'grader_validation')}).",
+        '**"Fully grounded" can still be wrong**: a faithful quote about the wrong year is grounded and incorrect.',
+    ]
+    return Limitations(items)
+
+
+# ------------------------------------------------------------------------------------------------ conclusions
+
+
+@dataclass(frozen=True)
+class Conclusions:
+    findings: list[Finding]
+    tally: str
+    contradicted: str
+
+
+@view("conclusions")
+def conclusions(r: Results) -> Conclusions:
+    e = earlier(r)
+    contra = [f"{x.number}. {x.finding}" for x in e.rows if x.verdict == CONTRADICTED]
+    return Conclusions(
+        findings=findings(r).findings,
+        tally=e.tally,
+        contradicted="; ".join(contra) if contra else "none",
+    )

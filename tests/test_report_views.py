@@ -1,0 +1,509 @@
+"""The report's view layer, branch by branch: every sentence choice, verdict and row selection is made in
+Python from results/, and a missing file or key fails the section with one line naming the file."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from finrag.report import render
+from finrag.report.views import VIEWS, MissingResults, Results
+from finrag.report.views import readme as rv
+from finrag.report.views import sections as sv
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATES = ROOT / "src" / "finrag" / "report" / "templates"
+
+
+@pytest.fixture(scope="module")
+def committed() -> dict:
+    data = render.load_results(ROOT / "results")
+    data["planned_families"] = render.planned_families(ROOT)
+    return data
+
+
+@pytest.fixture
+def data(committed) -> dict:
+    return copy.deepcopy(committed)
+
+
+def R(data: dict) -> Results:
+    return Results.of(copy.deepcopy(data))
+
+
+# ------------------------------------------------------------------------------------------------ the layer
+
+
+def test_every_section_has_a_view_and_a_template():
+    for names in render.SECTIONS.values():
+        for name in names:
+            assert name in VIEWS, name
+            assert (TEMPLATES / f"{name}.md.j2").is_file(), name
+
+
+def test_every_view_renders_from_the_committed_results(committed):
+    for name in VIEWS:
+        assert render.render_section(name, committed).strip(), name
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_a_missing_results_file_fails_every_view_with_one_line_naming_it(committed, name):
+    for stem in sorted(committed):
+        if stem == "planned_families":
+            continue
+        data = {k: v for k, v in committed.items() if k != stem}
+        try:
+            VIEWS[name](Results.of(data))
+        except MissingResults as exc:
+            assert "\n" not in str(exc) and "results/" in str(exc) and stem in str(exc)
+            with pytest.raises(render.RenderError, match=f"section '{name}'.*{stem}"):
+                render.render_section(name, data)
+            return
+    pytest.fail(f"view {name} reads no results file")
+
+
+def test_a_missing_key_names_the_file_and_the_key(data):
+    del data["eval_main"]["final_system"]
+    with pytest.raises(MissingResults, match=r"results/metrics/eval_main.json has no `final_system`"):
+        VIEWS["findings"](R(data))
+
+
+def test_the_missing_top_level_file_is_named_where_it_lives(data):
+    del data["selected_setup"]
+    with pytest.raises(MissingResults, match=r"results/selected_setup.json is missing \(written by stage"):
+        VIEWS["retrieval"](R(data))
+
+
+def test_templates_hold_no_conditional_and_no_append():
+    import re
+
+    for p in TEMPLATES.glob("*.j2"):
+        text = p.read_text(encoding="utf-8")
+        tags = re.findall(r"\{%-?\s*(.*?)\s*-?%\}", text, re.S)
+        assert not [t for t in tags if re.match(r"(if|elif)\b", t)], p.name
+        assert not [t for t in tags if t.startswith("for") and re.search(r"\bif\b", t)], p.name
+        assert not [e for e in re.findall(r"\{\{(.*?)\}\}", text, re.S) if re.search(r"\bif\b", e)], p.name
+        assert ".append(" not in text, p.name
+        assert not [t for t in tags if "is defined" in t or "default(" in t], p.name
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+
+
+@pytest.mark.parametrize(
+    ("ci", "side"),
+    [
+        ([0.1, 0.2], "above"),
+        ([-0.2, -0.1], "below"),
+        ([-0.1, 0.1], "spans"),
+        (None, "spans"),
+        ([None, None], "spans"),
+    ],
+)
+def test_interval_side(ci, side):
+    assert sv.interval_side(ci) == side
+
+
+def test_top_flag_and_or_none():
+    assert sv.top_flag({"a": 1, "b": 3}, 4) == " (most: b, 3)"
+    assert sv.top_flag({"a": 0}, 0) == ""
+    assert sv.or_none([]) == "none" and sv.or_none(["x", "y"], "; ") == "x; y"
+
+
+def test_final_pick_earlier_and_provisional():
+    e = {
+        "final_system": {"candidates_missing": ["x"]},
+        "final_system_earlier_rule": {"system": {"series": "old"}, "value": 0.1, "ci": [0.0, 0.2]},
+    }
+    earlier, provisional = sv.final_pick(e)
+    assert "was **old**" in earlier and "scored yet: x" in provisional
+    assert sv.final_pick({"final_system": {}}) == ("", "")
+
+
+def test_headline_descriptive_or_not(data):
+    assert "descriptive only" in VIEWS["headline"](R(data)).judge_verdict
+    data["eval_main"]["judge_trust"]["descriptive_only"] = False
+    assert "are findings" in VIEWS["headline"](R(data)).judge_verdict
+
+
+def test_generation_status(data):
+    r = R(data)
+    assert "not complete yet" in sv.generation_status(Results(r.data, ["qwen", "zz"]))
+    assert "not complete yet" not in sv.generation_status(Results(r.data, []))
+    with pytest.raises(MissingResults):
+        sv.generation_status(Results({k: v for k, v in r.data.items() if not k.startswith("generation_")}))
+
+
+def test_system_label():
+    assert "no language model" in sv.system_label({"series": "e", "backend": "extractive"})
+    assert sv.system_label({"series": "q", "backend": "llamacpp", "generator": "g"}) == "**q** (`g`)"
+
+
+def test_ingest_dropout_and_damage(data):
+    v = VIEWS["ingest"](R(data))
+    assert v.dropout and v.missing_docs
+    data["ingest"]["questions_unavailable"] = []
+    data["ingest"]["parse_damaged"] = [{"file": "f", "page_ranges": "", "reasons": {"a": 2, "b": 0}}]
+    v = VIEWS["ingest"](R(data))
+    assert v.dropout == "" and v.damaged == [{"file": "f", "pages": "whole file", "reasons": "a (2); b"}]
+
+
+def test_by_type_tables_and_reranker_note(data):
+    g = data["retrieval_grid"]
+    assert sv.by_type_tables(g)
+    g["by_question_type"] = []
+    g["by_reasoning"] = []
+    assert sv.by_type_tables(g) == []
+    rr = data["reranker"]
+    rr["heldout"]["trained_cross_encoder"]["mrr@10"] = 0.1
+    rr["heldout"]["baseline_minilm_biencoder"]["mrr@10"] = 0.2
+    assert "**worse**" in sv.reranker_note(rr)
+    rr["heldout"]["trained_cross_encoder"]["mrr@10"] = 0.3
+    assert sv.reranker_note(rr) == ""
+
+
+def test_scoring_sentences():
+    assert "went to the LLM grader" in sv.llm_grader_sentence(
+        {"llm_grader": {"model": "m", "template_id": "t", "asked": 1, "unreadable": 0}}
+    )
+    assert "is off in this study" in sv.llm_grader_sentence({})
+    fs = {"ci": [0.1, 0.3], "ranking": [{}, {"series": "b", "value": 0.15, "ci": [0.05, 0.2]}]}
+    assert "overlaps the runner-up" in sv.overlap_sentence(fs)
+    fs["ranking"][1]["ci"] = [0.0, 0.05]
+    assert sv.overlap_sentence(fs) == ""
+    assert sv.overlap_sentence({"ci": [0, 1], "ranking": []}) == ""
+    det = {"no_claim": 5, "claims_per_answer": 1.0}
+    assert "times as many" in sv.splitter_note(
+        {"splitters": [det, {"no_claim": 2, "claims_per_answer": 2.0}]}
+    )
+    assert "times as many" not in sv.splitter_note(
+        {"splitters": [det, {"no_claim": 2, "claims_per_answer": 0.5}]}
+    )
+    assert sv.splitter_note({"splitters": [det, {"no_claim": 9, "claims_per_answer": 2.0}]}) == ""
+    c = {"generator": "g", "degenerate_resamples": 3, "ci": [0.1, 0.2], "p_value": 0.5}
+    assert "left out of the interval" in sv.correlation_note(c)
+    assert "rho alone" in sv.correlation_note({**c, "ci": [None, None]})
+    assert sv.earlier_pick_sentence({}) == ""
+    assert "**old**" in sv.earlier_pick_sentence(
+        {"final_system_earlier_rule": {"system": {"series": "old"}, "value": 0.1, "ci": [0, 0.2]}}
+    )
+    assert sv.llm_same({}) == "" and "LLM judge" in sv.llm_same(
+        {"llm": {"raw_agreement": 0.5, "kappa": 0.1, "kappa_ci": [0, 0.2]}}
+    )
+    assert sv.share_or_dash(None) == "—" and sv.with_defaults({}, ("n",)) == {"n": "n/a"}
+    assert sv.mean_sd({"mean": 0.5, "sd": None}) == "50.0%" and "±" in sv.mean_sd({"mean": 0.5, "sd": 0.1})
+
+
+def test_scoring_view_branches(data):
+    v = VIEWS["scoring"](R(data))
+    assert v.provisional and v.extractive == "" and v.only_extractive == ""
+    fs = data["eval_main"]["final_system"]
+    fs["candidates_missing"] = []
+    fs["system"]["backend"] = "extractive"
+    for run in data["eval_main"]["runs"]:
+        run["backend"] = "extractive"
+    data["eval_main"]["splitters"]["llm_judged"] = True
+    data["eval_main"]["llm_judge"]["claims"]["constant_rater"] = "llm"
+    v = VIEWS["scoring"](R(data))
+    assert v.provisional == "" and "no language model" in v.extractive and v.only_extractive
+    assert v.splitter_judged == "both judges judge both sets of claims" and "kappa is 0" in v.constant_rater
+    data["generation_qwen"]["decoding"]["temperature"] = 0.7
+    assert "(greedy)" not in VIEWS["scoring"](R(data)).decoding
+
+
+def test_trust_descriptive_or_not(data):
+    assert "descriptive only" in sv.trust_of(R(data)).descriptive
+    data["eval_main"]["judge_trust"]["descriptive_only"] = False
+    assert sv.trust_of(R(data)).descriptive == ""
+
+
+def test_condition_sentences(data):
+    c = data["conditions"]
+    assert sv.level3_rank(data["retrieval_finance_dense"]["setups"]).startswith(", and it is the setup")
+    assert sv.level3_rank([]) == ""
+    c["multiple_tests"]["smallest_p_holm"] = 0.2
+    assert "survives the correction" in sv.holm_sentence(c)
+    c["multiple_tests"]["smallest_p_holm"] = 0.01
+    assert sv.holm_sentence(c) == ""
+    assert sv.draw_sentence(c).startswith("The draw is a small sample")
+    assert sv.draw_sentence({"dose": {}}) == ""
+    assert "1.5B answers cost" in sv.size_cost(c)
+    c["costs"]["runs"] = {}
+    assert sv.size_cost(c) == ""
+    assert sv.share_text({"value": None, "n": 3}) == "n/a (n=3)"
+    assert sv.share_text({"value": 0.5, "k": 1, "n": 2, "ci": [0, 1]}).endswith("(1/2)")
+    assert sv.share_text({"value": 0.5, "n": 2, "ci": [0, 1]}).endswith("(n=2)")
+    assert sv.diff_text({"difference": None}) == "n/a" and sv.p_text({"p": None}) == "n/a"
+
+
+@pytest.mark.parametrize(
+    ("ci", "verdict"),
+    [([0.1, 0.2], "holds"), ([-0.2, -0.1], "does not hold"), ([-0.1, 0.1], "cannot be told")],
+)
+def test_the_seed_lesson_is_decided_by_the_independent_pairs_interval(ci, verdict):
+    s = {"every_pair": {"rows": 3, "ci": [-1, 1]}, "independent_pairs": {"rows": 2, "ci": ci}, "left_out": []}
+    lesson = sv.lesson_of(s)
+    assert lesson.verdict == verdict and "no row left out" in lesson.left_out
+    s["independent_pairs"]["rows"] = 0
+    s["left_out"] = [1]
+    lesson = sv.lesson_of(s)
+    assert (
+        lesson.verdict == "cannot be told" and lesson.independent is None and lesson.left_out.startswith("1 ")
+    )
+    assert sv.lesson_row("x", None) == ""
+
+
+def test_agreement_sentences(data):
+    runs = data["judge_agreement"]["model_judges"]["runs"]
+    assert "every dev claim" in sv.sample_scope(runs, 900)
+    short = {"s": {"benchmarks": {"a": {"binary": {"n": 1}}}}}
+    assert "first part of it" in sv.sample_scope(short, 10) and sv.sample_scope({}, 10) == ")."
+    assert "A sampled re-run exists" in sv.resampled_sentence(runs)
+    assert sv.resampled_sentence({}) == " No sampled re-run is recorded."
+    cal = {"calibration": {"folds": 2, "threshold_by_fold": {"0": 0.1}, "threshold_all": 0.1}, "model": "m"}
+    assert "is the calibrated LLM judge" in sv.calibration_paragraph({"a": cal})
+    assert "are calibrated LLM judges" in sv.calibration_paragraph({"a": cal, "b": cal})
+    assert sv.calibration_paragraph({}) == ""
+    assert "carries this kappa" in sv.scored_by(R(data), data["eval_main"]["judge_trust"]["judge"])
+    assert "not done yet" in sv.scored_by(R(data), "other")
+
+
+def test_agreement_view_own_labels_and_constant_raters(data):
+    v = VIEWS["agreement"](R(data))
+    assert v.no_own_labels and v.human_rows and v.ai_rows
+    data["judge_agreement"]["loaded"]["finrag"]["n_items"] = 5
+    data["judge_agreement"]["model_judges"].pop("pairs_drawn")
+    data["judge_agreement"]["summary"][0]["constant_rater"] = "second"
+    v = VIEWS["agreement"](R(data))
+    assert v.no_own_labels == "" and v.ai_scope == "every pair measured" and v.constant
+
+
+def test_predictions_rows(data):
+    p = data["predictions"]["predictions"][0]
+    p["pending_because"] = "no run"
+    p["caveats"] = [{"date": "d", "text": "t"}]
+    v = VIEWS["predictions"](R(data))
+    assert v.rows[0]["status"].endswith(": no run (caveat below)") and ("P01", "d", "t") in v.caveats
+
+
+def test_synthetic_in_sample(data):
+    data["synthetic_study"]["abstention"]["threshold_source"] = "youden_in_sample"
+    assert "optimistic" in VIEWS["synthetic"](R(data)).in_sample
+    data["synthetic_study"]["abstention"]["threshold_source"] = "declared"
+    assert VIEWS["synthetic"](R(data)).in_sample == ""
+
+
+def test_replay_and_serve_choices(data):
+    assert "CPU flags not recorded" in sv.machine_text({"commit": "a" * 12, "machine": {"cpus": 2}})
+    assert "none of note" in sv.machine_text({"commit": "a", "machine": {"cpus": 2, "cpu_flags": []}})
+    data["replay_time"]["byte_identical"] = False
+    data["replay_time"]["changed"] = ["x"]
+    assert VIEWS["replay"](R(data)).identical == "no: x"
+    v = VIEWS["serve"](R(data))
+    assert "small local model" in v.backend_note and "fallback" in v.search
+    data["eval_main"]["final_system"]["system"]["backend"] = "extractive"
+    data["serve_load"]["summary"]["meets_rps_goal"] = False
+    data["serve_load"]["live"]["search"]["fallback"] = None
+    v = VIEWS["serve"](R(data))
+    assert "(no language model)" in v.backend_note and v.rps_goal == "**no**" and "fallback" not in v.search
+
+
+# ------------------------------------------------------------------------------------------------ README views
+
+
+def test_every_finding_names_its_results_file(committed):
+    for f in VIEWS["findings"](R(committed)).findings:
+        assert f.source.startswith("`results/") and f.source.endswith(".json`")
+        assert (ROOT / f.source.strip("`")).is_file()
+
+
+def test_final_finding_provisional_and_earlier(data):
+    assert "Provisional" in rv.final_finding(R(data)).headline
+    data["eval_main"]["final_system"]["candidates_missing"] = []
+    data["eval_main"].pop("final_system_earlier_rule")
+    h = rv.final_finding(R(data)).headline
+    assert "Provisional" not in h and "earlier grading" not in h
+
+
+def test_size_finding_sides(data):
+    d = data["conditions"]["model_size"]["plain, oracle"]["metrics"]["correct"]["large_minus_small"]
+    d["p_holm"] = 0.01
+    assert rv.size_finding(R(data)).headline.startswith("**The larger model answers correctly more often**")
+    d["p_holm"] = 0.5
+    assert "not after correcting" in rv.size_finding(R(data)).headline
+    d["ci"] = [-0.3, -0.1]
+    assert "less often" in rv.size_finding(R(data)).headline
+    d["ci"] = [-0.1, 0.1]
+    assert "not shown" in rv.size_finding(R(data)).headline
+    data["conditions"]["model_size"] = {}
+    with pytest.raises(MissingResults, match="conditions.json has no model_size rows"):
+        rv.size_finding(R(data))
+
+
+def test_judge_and_lesson_findings(data):
+    assert "descriptive only" in rv.judge_finding(R(data)).headline
+    data["eval_main"]["judge_trust"]["descriptive_only"] = False
+    assert "at or above" in rv.judge_finding(R(data)).headline
+    data["judge_agreement"]["model_judges"]["seed_lesson"]["independent_pairs"]["ci"] = [0.1, 0.2]
+    assert rv.lesson_finding(R(data)).headline.startswith(rv.LESSON_HEADLINE["holds"])
+
+
+def test_unbacked_needs_a_model_row(data):
+    data["eval_main"]["two_by_two"] = [
+        x for x in data["eval_main"]["two_by_two"] if not rv.is_model(x["generator"])
+    ]
+    with pytest.raises(MissingResults, match="two_by_two"):
+        rv.unbacked_finding(R(data))
+
+
+def test_picture_rows(data):
+    data["eval_main"]["two_by_two"][0]["counts"] = dict.fromkeys(rv.CELLS, 0) | {"not_correct_ungrounded": 3}
+    v = VIEWS["picture"](R(data))
+    assert v.rows[0].unbacked == "no correct answer" and v.rows[0].generator == "extractive baseline"
+
+
+def _verdict(fn, data):
+    return fn(R(data))[1]
+
+
+def test_c1_search(data):
+    b = data["retrieval_grid"]["headline"]["best"]
+    for ci, verdict in (
+        ([0.2, 0.4], rv.REPRODUCED),
+        ([0.5, 0.7], rv.CONTRADICTED),
+        ([0.4, 0.6], rv.INCONCLUSIVE),
+    ):
+        b["evidence_recall_at_5_ci"] = ci
+        assert _verdict(rv.c1_search, data) == verdict
+
+
+def test_c2_dense(data):
+    g = data["retrieval_grid"]
+    assert _verdict(rv.c2_dense, data) == rv.PARTLY
+    g["variance_shares_recall_at_5"]["method"] = 0.8
+    assert _verdict(rv.c2_dense, data) == rv.REPRODUCED
+    g["headline"]["mean_recall_at_5_by_method"]["bm25"] = 0.9
+    assert _verdict(rv.c2_dense, data) == rv.CONTRADICTED
+
+
+def test_c3_unbacked(data):
+    row = max(
+        (
+            x
+            for x in data["eval_main"]["two_by_two"]
+            if rv.is_model(x["generator"]) and x["context_mode"] == "oracle"
+        ),
+        key=lambda x: x["n"],
+    )
+    assert _verdict(rv.c3_unbacked, data) == rv.REPRODUCED
+    row["counts"].update(correct_grounded=400, correct_ungrounded=1)
+    assert _verdict(rv.c3_unbacked, data) == rv.CONTRADICTED
+    row["counts"].update(correct_grounded=9, correct_ungrounded=1)
+    assert _verdict(rv.c3_unbacked, data) == rv.INCONCLUSIVE
+
+
+def test_c4_review(data):
+    assert rv.c4_review(R(data))[:2] == ("no person has labelled finrag's own answers", rv.NOT_TESTABLE)
+    data["judge_agreement"]["loaded"]["finrag"]["n_items"] = 7
+    assert rv.c4_review(R(data))[0].startswith("7 claims")
+
+
+@pytest.mark.parametrize(
+    ("ci", "verdict"),
+    [([0.1, 0.2], rv.REPRODUCED), ([-0.2, -0.1], rv.CONTRADICTED), ([-0.1, 0.1], rv.INCONCLUSIVE)],
+)
+def test_c5_lesson(data, ci, verdict):
+    data["judge_agreement"]["model_judges"]["seed_lesson"]["independent_pairs"]["ci"] = ci
+    assert _verdict(rv.c5_lesson, data) == verdict
+
+
+def test_c6_correlation(data):
+    c = next(x for x in data["eval_main"]["correlation"] if rv.is_model(x["generator"]))
+    for ci, verdict in (
+        ([0.0, 0.3], rv.REPRODUCED),
+        ([0.5, 0.7], rv.CONTRADICTED),
+        ([0.3, 0.6], rv.INCONCLUSIVE),
+        ([None, None], rv.INCONCLUSIVE),
+    ):
+        c["ci"] = ci
+        assert _verdict(rv.c6_correlation, data) == verdict
+    data["eval_main"]["correlation"] = []
+    with pytest.raises(MissingResults):
+        rv.c6_correlation(R(data))
+
+
+def test_c7_quote(data):
+    assert _verdict(rv.c7_quote, data) == rv.REPRODUCED
+    quote = next(x for x in data["eval_main"]["runs"] if x["series"] == "qwen0.5b-quote@2-oracle-shuffled")
+    quote["fully_grounded"]["ci"] = [0.9, 1.0]
+    assert _verdict(rv.c7_quote, data) == rv.CONTRADICTED
+    data["eval_main"]["runs"] = [x for x in data["eval_main"]["runs"] if x["prompt_style"] != "quote"]
+    assert _verdict(rv.c7_quote, data) == rv.NOT_TESTABLE
+
+
+def test_c8_decline(data):
+    assert rv.c8_decline(R(data))[0].startswith("false premise flagged")
+    data["eval_main"]["trick"] = []
+    assert rv.c8_decline(R(data))[:2] == ("no false-premise answers of a language model", rv.NOT_TESTABLE)
+
+
+def test_c9_replicates(data):
+    assert _verdict(rv.c9_replicates, data) == rv.REPRODUCED
+    for x in data["eval_main"]["replicates"]:
+        x["correct"]["values"] = [0.1] * len(x["correct"]["values"])
+    assert _verdict(rv.c9_replicates, data) == rv.CONTRADICTED
+    for x in data["eval_main"]["replicates"]:
+        x["n_replicates"] = 1
+    assert _verdict(rv.c9_replicates, data) == rv.NOT_TESTABLE
+
+
+@pytest.mark.parametrize(
+    ("ci", "verdict"),
+    [([0.1, 0.2], rv.REPRODUCED), ([-0.2, -0.1], rv.CONTRADICTED), ([-0.1, 0.1], rv.INCONCLUSIVE)],
+)
+def test_c10_size(data, ci, verdict):
+    data["conditions"]["model_size"]["plain, oracle"]["metrics"]["correct"]["large_minus_small"]["ci"] = ci
+    assert _verdict(rv.c10_size, data) == verdict
+
+
+def test_c11_trick(data):
+    assert _verdict(rv.c11_trick, data) == rv.REPRODUCED
+    for t in data["eval_main"]["trick"]:
+        if t["kind"] == "trick_false_premise":
+            t["flagged_false_premise"]["ci"] = [0.2, 0.4]
+    assert _verdict(rv.c11_trick, data) == rv.CONTRADICTED
+    data["eval_main"]["trick"] = []
+    assert _verdict(rv.c11_trick, data) == rv.NOT_TESTABLE
+
+
+def test_c12_service(data):
+    assert _verdict(rv.c12_service, data) == rv.REPRODUCED
+    data["serve_load"]["summary"]["meets_p99_goal"] = False
+    assert _verdict(rv.c12_service, data) == rv.PARTLY
+
+
+def test_earlier_table_has_every_finding_and_a_tally(committed):
+    v = VIEWS["earlier"](R(committed))
+    assert [x.number for x in v.rows[:12]] == [str(i) for i in range(1, 13)]
+    assert all(x.verdict == rv.NEW for x in v.rows[12:]) and v.tally
+
+
+def test_limitations_and_conclusions(data):
+    v = VIEWS["limitations"](R(data))
+    assert "descriptive only" in v.items[0] and "so far" not in v.items[1]
+    data["eval_main"]["judge_trust"]["descriptive_only"] = False
+    data["judge_agreement"]["loaded"]["finrag"]["n_items"] = 3
+    v = VIEWS["limitations"](R(data))
+    assert "descriptive only" not in v.items[0] and "(3 claims so far)" in v.items[1]
+    c = VIEWS["conclusions"](R(data))
+    assert c.findings and c.tally
+    data["judge_agreement"]["model_judges"]["seed_lesson"]["independent_pairs"]["ci"] = [0.1, 0.2]
+    assert VIEWS["conclusions"](R(data)).contradicted == "none"
+
+
+def test_study_names_the_models(data):
+    assert "`qwen2.5-coder-0.5b" in VIEWS["study"](R(data)).generators
+    data["eval_main"]["runs"] = [x for x in data["eval_main"]["runs"] if not rv.is_model(x["generator"])]
+    assert VIEWS["study"](R(data)).generators == "none"
