@@ -8,7 +8,7 @@ every object against its md5 before it enters `.dvc/cache`, then `dvc checkout` 
 missing (a release made here says so; `--require-all` refuses to write one).
 
 Why a tar of cache objects rather than `dvc push` alone: a reviewer without the remote's credentials can move
-the study as one file; `dvc push` / `dvc pull` to the configured remote (README, "Data release") do the same
+the study as one file; `dvc push` / `dvc pull` to the configured remote (docs/data.md, "Data release") do the same
 object by object.
 """
 

@@ -1,6 +1,6 @@
 """How long the study takes to replay, and the check that a replay changes nothing.
 
-Two commands, both DVC's own mechanisms (README, "Set-up"):
+Two commands, both DVC's own mechanisms (docs/setup.md):
 - the main command, `dvc repro --allow-missing --keep-going`: on a fresh clone every stage either replays or is
   skipped as unchanged (its outputs are in git, or are DVC outputs not pulled whose inputs did not change);
 - the verifying run (`finrag verify`): every stage that does not need the embedding matrices re-executed with
