@@ -9,10 +9,10 @@ from pathlib import Path
 
 from _stage import main
 from finrag.core.config import mirror_dir
-from finrag.core.io import read_json, write_json
+from finrag.core.io import read_json, write_json, write_jsonl
 from finrag.core.provenance import provenance
 from finrag.core.tracking import stage_run
-from finrag.ingest.human_claims import load_all
+from finrag.ingest.human_claims import binary, load_all
 from finrag.llm.backends.base import backend_from_spec
 from finrag.llm.cache import CachedLLM
 from finrag.report.forest import agreement_matrix, forest_plot
@@ -172,6 +172,18 @@ def run() -> None:
                 ),
                 "by_first_rule": result["selected_judge"],
             }
+    if (
+        p.verdicts_out
+    ):  # per-claim verdicts of every judge (binary), for the judge-error stage's PPI validation
+        write_jsonl(
+            Path(p.verdicts_out),
+            (
+                {"judge": name, "benchmark": r["benchmark"], "item_id": r["item_id"], "human": binary(r["human"]),
+                 "verdict": binary(r["judge"])}
+                for name, recs in records.items()
+                for r in recs
+            ),
+        )  # fmt: skip
     result["_provenance"] = provenance(
         "12_agreement", p, datasets=["findver", "attributionbench", "expertqa"]
     )

@@ -25,6 +25,7 @@ from finrag.score.verifier.params import VerifierDataParams, VerifierTrainParams
 from finrag.serve.params import ServeLoadParams, ServeParams, SetupTimeParams
 from finrag.synthetic.params import SyntheticCorpusParams, SyntheticGenerateParams, SyntheticStudyParams
 from finrag.trust.judge_cost import JudgeCostParams
+from finrag.trust.judge_error import JudgeErrorParams
 from finrag.trust.params import AgreementParams, GraderValidationParams
 
 SECTIONS: dict[str, type[StageParams]] = {
@@ -61,6 +62,7 @@ SECTIONS: dict[str, type[StageParams]] = {
         ContextConditionsParams,
         ConditionsParams,
         JudgeCostParams,
+        JudgeErrorParams,
     )
 }
 

@@ -155,10 +155,18 @@ def _tokens(r: ScoredAnswer) -> int:
 # ------------------------------------------------------------------------------------------------------- tables
 
 
+def run_groups(
+    records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None = None
+) -> dict[tuple, list[ScoredAnswer]]:
+    """The run table's rows before they are summarised: per system (SYSTEM_KEYS), its lowest replicate's answers to
+    the questions to be answered of the main kinds. Other stages (judge error) group the same way through it."""
+    return _group(headline(primary_replicate(records), main_kinds), SYSTEM_KEYS)
+
+
 def run_table(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None = None) -> list[dict]:
     """Per system: correct, fully grounded (of scored answers), declined, both — Wilson 95% CI and n each."""
     rows = []
-    for key, recs in _group(headline(primary_replicate(records), main_kinds), SYSTEM_KEYS).items():
+    for key, recs in run_groups(records, main_kinds).items():
         row = dict(zip(SYSTEM_KEYS, key, strict=True))
         row.update(
             backend=recs[0].backend,
@@ -219,13 +227,20 @@ def _unflagged_block(recs: Sequence[ScoredAnswer]) -> dict:
     )
 
 
+def pooled_groups(
+    records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None = None
+) -> dict[tuple, list[ScoredAnswer]]:
+    """The two-by-two's groups: per generator x context, prompt styles pooled (one series per style)."""
+    return _group(headline(main_series(records), main_kinds), SYSTEM_KEYS[:2])
+
+
 def two_by_two(records: Sequence[ScoredAnswer], main_kinds: Sequence[str] | None = None) -> list[dict]:
     """Per generator x context (prompt styles pooled): correct x fully grounded counts and shares of all answers.
 
     matrix rows: correct, not correct (incorrect or refusal); columns: fully grounded, not fully grounded.
     """
     rows = []
-    for (gen, ctx), recs in _group(headline(main_series(records), main_kinds), SYSTEM_KEYS[:2]).items():
+    for (gen, ctx), recs in pooled_groups(records, main_kinds).items():
         c = {
             "correct_grounded": sum(1 for r in recs if r.correct and r.fully_grounded),
             "correct_ungrounded": sum(1 for r in recs if r.correct and not r.fully_grounded),

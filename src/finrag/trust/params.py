@@ -65,5 +65,6 @@ class AgreementParams(StageParams):
     judge_params: dict[str, Spec] = {}
     model_judges: ModelJudges | None = None
     metrics_out: str
+    verdicts_out: str | None = None  # every judge's verdict per human-labelled claim (git-tracked, small)
     forest_plot: str
     matrix_plot: str | None = None  # every judge pair's kappa per benchmark, as a heat map
