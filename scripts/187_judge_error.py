@@ -37,6 +37,13 @@ def run() -> None:
     labels = load_finrag_labels(Path(p.finrag_labels)).items
     result = {
         "judge": judge,
+        "params": {
+            "cannot_tell_width": p.cannot_tell_width,
+            "min_coverage": p.ppi.min_coverage,
+            "labelled": p.ppi.labelled,
+            "draws": p.ppi.draws,
+            "n_boot": p.n_boot,
+        },
         "rates": {b: r.as_dict() for b, r in rates.items()},
         "runs": runs,
         "pooled": corrected_pooled(records, p.main_kinds, rates, p),

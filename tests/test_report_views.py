@@ -388,7 +388,15 @@ def test_c2_dense(data):
     assert _verdict(rv.c2_dense, data) == rv.CONTRADICTED
 
 
-def test_c3_unbacked(data):
+def _pooled(data, generator, context="oracle"):
+    return next(
+        x
+        for x in data["judge_error"]["pooled"]
+        if x["generator"] == generator and x["context_mode"] == context
+    )["shares"]["grounded_of_correct"]
+
+
+def test_c3_unbacked_decides_on_the_interval_with_the_judges_error_carried(data):
     row = max(
         (
             x
@@ -397,10 +405,14 @@ def test_c3_unbacked(data):
         ),
         key=lambda x: x["n"],
     )
+    share = _pooled(data, row["generator"])
+    share["envelope_ci"] = [0.0, 1.0]  # the judge cannot tell it
+    assert _verdict(rv.c3_unbacked, data) == rv.INCONCLUSIVE
+    share["envelope_ci"] = [0.2, 0.5]  # not grounded: [50%, 80%]
     assert _verdict(rv.c3_unbacked, data) == rv.REPRODUCED
-    row["counts"].update(correct_grounded=400, correct_ungrounded=1)
+    share["envelope_ci"] = [0.95, 1.0]  # not grounded: [0%, 5%]
     assert _verdict(rv.c3_unbacked, data) == rv.CONTRADICTED
-    row["counts"].update(correct_grounded=9, correct_ungrounded=1)
+    share["n"] = 0  # no correct answers: nothing to tell
     assert _verdict(rv.c3_unbacked, data) == rv.INCONCLUSIVE
 
 
@@ -419,8 +431,15 @@ def test_c5_lesson(data, ci, verdict):
     assert _verdict(rv.c5_lesson, data) == verdict
 
 
+def _tell_all(data, can_tell: bool) -> None:
+    for x in data["judge_error"]["runs"]:
+        for s in x["shares"].values():
+            s["can_tell"] = can_tell
+
+
 def test_c6_correlation(data):
     c = next(x for x in data["eval_main"]["correlation"] if rv.is_model(x["generator"]))
+    _tell_all(data, True)
     for ci, verdict in (
         ([0.0, 0.3], rv.REPRODUCED),
         ([0.5, 0.7], rv.CONTRADICTED),
@@ -429,18 +448,49 @@ def test_c6_correlation(data):
     ):
         c["ci"] = ci
         assert _verdict(rv.c6_correlation, data) == verdict
+    c["ci"] = [0.0, 0.3]
+    _tell_all(data, False)  # a judge near chance: a weak correlation is its own noise
+    assert _verdict(rv.c6_correlation, data) == rv.INCONCLUSIVE
     data["eval_main"]["correlation"] = []
     with pytest.raises(MissingResults):
         rv.c6_correlation(R(data))
 
 
 def test_c7_quote(data):
+    _tell_all(data, False)
+    assert _verdict(rv.c7_quote, data) == rv.INCONCLUSIVE
+    _tell_all(data, True)
     assert _verdict(rv.c7_quote, data) == rv.REPRODUCED
     quote = next(x for x in data["eval_main"]["runs"] if x["series"] == "qwen0.5b-quote@2-oracle-shuffled")
     quote["fully_grounded"]["ci"] = [0.9, 1.0]
     assert _verdict(rv.c7_quote, data) == rv.CONTRADICTED
     data["eval_main"]["runs"] = [x for x in data["eval_main"]["runs"] if x["prompt_style"] != "quote"]
     assert _verdict(rv.c7_quote, data) == rv.NOT_TESTABLE
+
+
+def test_judge_error_view_counts_what_can_be_told(data):
+    from finrag.report.views import judge_error as jv
+
+    v = jv.judge_error(R(data))
+    assert v.n_shares == 3 * len(v.runs) and 0 <= v.n_told_trivially <= v.n_told <= v.n_shares
+    _tell_all(data, False)
+    v = jv.judge_error(R(data))
+    assert v.n_told == 0 and all(c.endswith("✗") for x in v.runs for c in x.cells)
+    assert "no person has labelled" in v.finrag_labels
+    data["judge_error"]["finrag_labels"] = {"n_labels": 12, "runs": [{}]}
+    assert jv.judge_error(R(data)).finrag_labels.startswith("12 labels")
+    with pytest.raises(MissingResults, match="has no run"):
+        jv.run_share(R(data), "no-such-run", "fully_grounded")
+
+
+def test_judge_error_finding_states_the_told_counts_and_the_best_ppi_gain(data):
+    assert rv.judge_error_finding(R(data)).source == "`results/metrics/judge_error.json`"
+    _tell_all(data, False)
+    n = sum(x["context_mode"] in ("retrieved", "oracle") for x in data["judge_error"]["runs"])
+    assert f"fully grounded 0 of {n}, grounded, unflagged 0 of {n}" in rv.judge_error_finding(R(data)).headline
+    for x in data["judge_error"]["ppi_validation"]["rows"]:
+        x["ppi_width"] = x["labels_only_width"] / 2
+    assert "at most 50.0% narrower" in rv.judge_error_finding(R(data)).headline
 
 
 def test_c8_decline(data):

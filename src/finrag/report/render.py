@@ -62,6 +62,7 @@ SECTIONS = {
         "conditions",
         "grader",
         "agreement",
+        "judge_error",
         "predictions",
         "synthetic",
     ),

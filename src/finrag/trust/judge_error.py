@@ -379,6 +379,12 @@ def validate_ppi(
     return rows
 
 
+def _relative_width(row: Mapping) -> tuple[float, str]:
+    """PPI width over the labels-only width on the same draws: judges run on different subsets of a set (the model
+    judges on a subsample) compare fairly only relative to labels alone."""
+    return (row["ppi_width"] / row["labels_only_width"], row["judge"])
+
+
 def ppi_table(verdict_rows: Sequence[Mapping], p: JudgeErrorParams) -> dict:
     """PPI validation per judge and human set from the agreement stage's per-claim verdicts, and per set the
     judge giving the narrowest interval among those whose coverage reaches `min_coverage`."""
@@ -409,7 +415,7 @@ def ppi_table(verdict_rows: Sequence[Mapping], p: JudgeErrorParams) -> dict:
                 if r["benchmark"] == bench and r["labelled"] == n and r["ppi_coverage"] >= p.ppi.min_coverage
             ]
             if valid:
-                b = min(valid, key=lambda r: (r["ppi_width"], r["judge"]))
+                b = min(valid, key=_relative_width)
                 best.setdefault(bench, {})[str(n)] = {
                     "judge": b["judge"],
                     "ppi_width": b["ppi_width"],
@@ -433,7 +439,7 @@ def labels_needed(
         ]
         if not at:
             continue
-        b = min(at, key=lambda r: (r["ppi_width"], r["judge"]))
+        b = min(at, key=_relative_width)
         for w in widths:
             out.append(
                 {
@@ -537,6 +543,6 @@ def plot_corrected(rows: Sequence[Mapping], share: str, path: Any, title: str) -
     handles = [plt.Line2D([], [], color="black", marker="o", ls="", label="as judged")] + [
         plt.Line2D([], [], color=c, label=f"corrected with {b}'s error rates") for b, c in SET_COLOURS.items()
     ]
-    ax.legend(handles=handles, loc="lower right", fontsize=7)
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, fontsize=7)
     fig.tight_layout()
     save_png(fig, path)

@@ -4,7 +4,7 @@ sentence choice, verdict and comparison as typed values; templates/NAME.md.j2 on
 A new section is one function decorated with `@view("NAME")` (in `sections.py`, `readme.py`, or a module of its
 own imported below) and one small template `templates/NAME.md.j2`."""
 
-from finrag.report.views import readme, sections  # noqa: F401 - importing registers the views
+from finrag.report.views import judge_error, readme, sections  # noqa: F401 - importing registers the views
 from finrag.report.views.base import VIEWS, MissingResults, Results, view
 
 __all__ = ["VIEWS", "MissingResults", "Results", "view"]

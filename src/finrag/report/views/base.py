@@ -19,6 +19,7 @@ STAGES = {
     "ingest": "ingest",
     "judge_agreement": "agreement",
     "judge_cost": "agreement",
+    "judge_error": "judge_error",
     "predictions": "predictions",
     "questions": "questions",
     "rebuild_cost": "rebuild_cost",

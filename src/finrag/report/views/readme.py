@@ -11,6 +11,14 @@ from dataclasses import dataclass
 from finrag.core.stats import wilson_interval
 from finrag.report.fmt import fmt, names, pct, pctci, pp
 from finrag.report.views.base import Results, view
+from finrag.report.views.judge_error import (
+    SHARE_LABELS,
+    SHARES,
+    pooled_corrected,
+    pooled_unbacked_ci,
+    run_share,
+    selected_corrected,
+)
 from finrag.report.views.sections import Row, interval_side, lesson_of
 
 REPRODUCED, PARTLY, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, NEW = (
@@ -114,10 +122,11 @@ def final_finding(r: Results) -> Finding:
     was = ""
     if fs_old.get("system"):
         was = f" (by the earlier grading, flags ignored: {old['system']['series']}, {pct(old['value'])})"
+    corrected = selected_corrected(r, fs["system"]["series"])
     return Finding(
         f"**The selected system is right and fully grounded on few questions**: {fs['system']['series']}, picked by "
         f"the rule declared in `params.yaml`, {pct(fs['value'])} {pctci(fs['ci'])} correct and grounded, n = "
-        f"{fs['n']}{was}.{provisional}",
+        f"{fs['n']}{was}; carried through the judge's error, {corrected} ({ref(r, 'judge_error')}).{provisional}",
         ref(r, "eval_main"),
     )
 
@@ -137,9 +146,11 @@ def search_finding(r: Results) -> Finding:
 def unbacked_finding(r: Results) -> Finding:
     row, k, n = unbacked_correct(r)
     p, ci = proportion(k, n)
+    carried = pooled_corrected(r, row["generator"], row["context_mode"])
     return Finding(
-        f"**Correct is not grounded**: given the evidence pages, {pct(p)} {pctci(ci)} of "
-        f"{model_name(row['generator'])}'s correct answers are not fully grounded ({k} of n = {n}, prompts pooled).",
+        f"**Correct is not grounded, as judged**: given the evidence pages, {pct(p)} {pctci(ci)} of "
+        f"{model_name(row['generator'])}'s correct answers are not fully grounded ({k} of n = {n}, prompts pooled); "
+        f"with the judge's error carried, {carried} ({ref(r, 'judge_error')}).",
         ref(r, "eval_main"),
     )
 
@@ -176,6 +187,25 @@ def judge_finding(r: Results) -> Finding:
         f"{fmt(worst['kappa'], 3)} {_ci3(worst['kappa_ci'])} ({worst['benchmark']}, n = {worst['n']} claims), {status} "
         f"({fmt(jt['min_kappa'], 2)}).",
         ref(r, "judge_agreement"),
+    )
+
+
+def judge_error_finding(r: Results) -> Finding:
+    runs = [x for x in r.need("judge_error", "runs") if x["context_mode"] in ("retrieved", "oracle")]
+    rates = r.need("judge_error", "rates")
+    youden = [v["youden"] for v in rates.values()]
+    per_share = {k: sum(x["shares"][k]["can_tell"] for x in runs) for k in SHARES}
+    told = ", ".join(f"{SHARE_LABELS[k]} {n} of {len(runs)}" for k, n in per_share.items())
+    rows = r.need("judge_error", "ppi_validation", "rows")
+    best = max((1 - x["ppi_width"] / x["labels_only_width"] for x in rows), default=0.0)
+    return Finding(
+        f"**Carried through the judge's error, the groundedness shares can hardly be told**: corrected with "
+        f"`{r.need('judge_error', 'judge')}`'s error rates on the {len(rates)} human sets (Youden's J "
+        f"{fmt(min(youden), 2)} to {fmt(max(youden), 2)}), the runs' shares whose interval is narrower than half of "
+        f"[0, 1]: {told}; the correct-and-grounded ones only because few answers are correct. Labels of finrag's own "
+        f"answers would fix it; no judge here makes them go further (prediction-powered intervals at most "
+        f"{pct(best)} narrower than labels alone, 500 draws per judge and set).",
+        ref(r, "judge_error"),
     )
 
 
@@ -261,6 +291,7 @@ FINDINGS = (
     unbacked_finding,
     artefact_finding,
     judge_finding,
+    judge_error_finding,
     grader_finding,
     lesson_finding,
     size_finding,
@@ -294,6 +325,9 @@ class PictureRow:
     n: int
     cells: list[Cell]  # correct & grounded, correct & not, wrong & grounded, wrong & not
     unbacked: str  # share of the correct answers that are not fully grounded
+    unbacked_corrected: (
+        str  # that share's interval with the judge's error carried (envelope over the human sets)
+    )
 
 
 @dataclass(frozen=True)
@@ -320,6 +354,7 @@ def picture(r: Results) -> Picture:
                 n=x["n"],
                 cells=[Cell(c[k], pct(c[k] / x["n"] if x["n"] else None)) for k in CELLS],
                 unbacked=f"{pct(p)} {pctci(ci)} of {correct}" if correct else "no correct answer",
+                unbacked_corrected=pooled_corrected(r, x["generator"], x["context_mode"]),
             )
         )
     return Picture(rows=rows, judge=r.need("eval_main", "judge_trust", "judge"), source=ref(r, "eval_main"))
@@ -410,11 +445,14 @@ def c2_dense(r: Results) -> tuple[str, str, str]:
 def c3_unbacked(r: Results) -> tuple[str, str, str]:
     row, k, n = unbacked_correct(r)
     p, ci = proportion(k, n)
-    verdict = REPRODUCED if ci[0] > 0.1 else (CONTRADICTED if ci[1] < 0.1 else INCONCLUSIVE)
+    carried = pooled_unbacked_ci(r, row["generator"], row["context_mode"]) or [0.0, 1.0]
+    verdict = REPRODUCED if carried[0] > 0.1 else (CONTRADICTED if carried[1] < 0.1 else INCONCLUSIVE)
     return (
-        f"{pct(p)} {pctci(ci)} of {model_name(row['generator'])}'s correct answers with the evidence pages ({k} of {n})",
+        f"{pct(p)} {pctci(ci)} of {model_name(row['generator'])}'s correct answers with the evidence pages ({k} of "
+        f"{n}); with the judge's error carried {pctci(carried)}",
         verdict,
-        "reproduced if the interval lies above 10% (a substantial share), contradicted if below",
+        "on the interval with the judge's error carried: reproduced if it lies above 10% (a substantial share), "
+        "contradicted if below",
     )
 
 
@@ -449,14 +487,26 @@ def c6_correlation(r: Results) -> tuple[str, str, str]:
         raise_missing(r, "eval_main", "correlation row for a language model")
     c = max(rows, key=lambda x: x["n"])
     ci = c["ci"]
-    if ci[0] is None or ci[1] is None:
+    # a judge near chance attenuates any correlation with what it judges: "weak" is then the judge's, not the data's
+    judged_told = any(
+        x["shares"]["fully_grounded"]["can_tell"]
+        for x in r.need("judge_error", "runs")
+        if is_model(x["generator"])
+    )
+    if ci[0] is None or ci[1] is None or not judged_told:
         verdict = INCONCLUSIVE
     else:
         verdict = REPRODUCED if ci[1] < 0.5 else (CONTRADICTED if ci[0] >= 0.5 else INCONCLUSIVE)
     return (
-        f"Spearman ρ {fmt(c['spearman_rho'], 3)} {_ci3(ci)} ({model_name(c['generator'])}, n = {c['n']} answers)",
+        f"Spearman ρ {fmt(c['spearman_rho'], 3)} {_ci3(ci)} ({model_name(c['generator'])}, n = {c['n']} answers)"
+        + (
+            ""
+            if judged_told
+            else "; no model run's fully-grounded share can be told with the judge's error carried"
+        ),
         verdict,
-        "reproduced if the interval lies below 0.5 (weak at most), contradicted if above",
+        "reproduced if the interval lies below 0.5 (weak at most), contradicted if above; inconclusive when the "
+        "judge's error leaves every model run's groundedness untold (its noise alone would make a correlation weak)",
     )
 
 
@@ -491,11 +541,14 @@ def c7_quote(r: Results) -> tuple[str, str, str]:
     plain, quote = pair
     a, b = plain["fully_grounded"], quote["fully_grounded"]
     overlap = a["ci"][0] <= b["ci"][1] and b["ci"][0] <= a["ci"][1]
+    told = all(run_share(r, x["series"], "fully_grounded")["can_tell"] for x in pair)
+    verdict = INCONCLUSIVE if not told else (REPRODUCED if overlap else CONTRADICTED)
     return (
         f"fully grounded: plain {pct(a['p'])} {pctci(a['ci'])}, quote {pct(b['p'])} {pctci(b['ci'])} "
-        f"({plain['series']} / {quote['series']}, n = {plain['n']})",
-        REPRODUCED if overlap else CONTRADICTED,
-        rule,
+        f"({plain['series']} / {quote['series']}, n = {plain['n']}); with the judge's error carried, "
+        + ("both can be told" if told else "the study cannot tell them"),
+        verdict,
+        rule + "; inconclusive where the judge's error leaves either share untold",
     )
 
 
@@ -676,7 +729,8 @@ def limitations(r: Results) -> Limitations:
         f"**Small samples and small models.** The selected system is scored on n = {fs['n']} questions; only two "
         "small local models (0.5B and 1.5B parameters, 4-bit) answer, so no strong-model figure is measured here.",
         "**Mostly single runs.** Only a few series are sampled more than once; intervals cover which questions were "
-        "drawn, not the grader's or the judge's errors.",
+        "drawn, not the grader's or the judge's errors (the judge's error is carried separately: "
+        f"{ref(r, 'judge_error')}).",
         "**The grader's kappa is in-sample**: its rules were adjusted after its disagreements with the same human "
         f"labels were read ({ref(r, 'grader_validation')}).",
         '**"Fully grounded" can still be wrong**: a faithful quote about the wrong year is grounded and incorrect.',
