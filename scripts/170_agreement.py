@@ -113,6 +113,31 @@ def _model_judges(p: AgreementParams, items: list, loaded: dict, result: dict, r
         )
 
 
+def _rates(res: dict) -> dict:
+    """Per benchmark: binary kappa with its interval, and how often a claim the experts refuted is supported."""
+    out = {}
+    for bench, b in sorted(res["benchmarks"].items()):
+        (_, _), (fp, tn) = b["binary"]["confusion_matrix"]
+        out[bench] = {
+            "kappa": b["binary"]["kappa"],
+            "kappa_ci": b["binary"]["kappa_ci"],
+            "n": b["binary"]["n"],
+            "supported_when_refuted": fp / (fp + tn) if fp + tn else None,
+        }
+    return out
+
+
+def ablation(spec: dict, p: AgreementParams, items: list, full: dict | None) -> dict:
+    """A judge with some params changed, on the same claims, beside the judge as configured."""
+    name = spec["judge"]
+    judge = make_judge(name, **{**p.judge_params.get(name, {}), **spec.get("params", {})})
+    res = evaluate_judge_on(items, judge, seed=p.seed)
+    res.pop("records")
+    if full is None:
+        raise ValueError(f"agreement.ablations: judge {name!r} is not among agreement.judges")
+    return {"judge": name, "changed": spec.get("params", {}), "with": _rates(full), "without": _rates(res)}
+
+
 def run() -> None:
     p = AgreementParams.load()
     mirror = mirror_dir(required=True)
@@ -132,6 +157,10 @@ def run() -> None:
             records[name] = res.pop("records")
             result["judges"][name] = res
             result["summary"].extend(_human_rows(name, res))
+        result["ablations"] = {
+            name: ablation(spec, p, items, result["judges"].get(spec["judge"]))
+            for name, spec in p.ablations.items()
+        }
         _model_judges(p, items, loaded, result, records)
         tracker.metrics({"items": len(items)})
     drawn = {tuple(pair) for pair in (p.model_judges.pairs if p.model_judges else [])}

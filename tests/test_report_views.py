@@ -487,7 +487,9 @@ def test_judge_error_finding_states_the_told_counts_and_the_best_ppi_gain(data):
     assert rv.judge_error_finding(R(data)).source == "`results/metrics/judge_error.json`"
     _tell_all(data, False)
     n = sum(x["context_mode"] in ("retrieved", "oracle") for x in data["judge_error"]["runs"])
-    assert f"fully grounded 0 of {n}, grounded, unflagged 0 of {n}" in rv.judge_error_finding(R(data)).headline
+    assert (
+        f"fully grounded 0 of {n}, grounded, unflagged 0 of {n}" in rv.judge_error_finding(R(data)).headline
+    )
     for x in data["judge_error"]["ppi_validation"]["rows"]:
         x["ppi_width"] = x["labels_only_width"] / 2
     assert "at most 50.0% narrower" in rv.judge_error_finding(R(data)).headline
@@ -557,3 +559,17 @@ def test_study_names_the_models(data):
     assert "`qwen2.5-coder-0.5b" in VIEWS["study"](R(data)).generators
     data["eval_main"]["runs"] = [x for x in data["eval_main"]["runs"] if not rv.is_model(x["generator"])]
     assert VIEWS["study"](R(data)).generators == "none"
+
+
+def test_ablations_view_sets_each_capability_beside_the_judge_as_run(data):
+    from finrag.report.views import judge_error as jv
+
+    a = next(iter(data["judge_agreement"]["ablations"].values()))
+    a["with"]["findver"].update(kappa=0.5, supported_when_refuted=0.25)
+    a["without"]["findver"].update(kappa=0.1, supported_when_refuted=0.05)
+    row = next(x for x in jv.ablations(R(data)).items[0].rows if x.benchmark == "findver")
+    assert row.kappa_with.startswith("0.500") and row.kappa_without.startswith("0.100")
+    assert (row.refuted_supported_with, row.refuted_supported_without) == ("25.0%", "5.0%")
+    del data["judge_agreement"]["ablations"]
+    with pytest.raises(MissingResults, match="ablations"):
+        jv.ablations(R(data))

@@ -62,6 +62,7 @@ SECTIONS = {
         "conditions",
         "grader",
         "agreement",
+        "ablations",
         "judge_error",
         "predictions",
         "synthetic",

@@ -63,6 +63,9 @@ class AgreementParams(StageParams):
     seed: int
     finrag_labels: str
     judge_params: dict[str, Spec] = {}
+    # a judge with some of its params changed, on the same claims: what one capability is worth (e.g. the numeric
+    # judge without its derived figures); {name: {judge, params}}
+    ablations: dict[str, Spec] = {}
     model_judges: ModelJudges | None = None
     metrics_out: str
     verdicts_out: str | None = None  # every judge's verdict per human-labelled claim (git-tracked, small)

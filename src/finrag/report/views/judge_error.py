@@ -195,3 +195,50 @@ def pooled_unbacked_ci(r: Results, generator: str, context: str) -> list[float] 
 def pooled_corrected(r: Results, generator: str, context: str) -> str:
     ci = pooled_unbacked_ci(r, generator, context)
     return pctci(ci) if ci is not None else "n/a"
+
+
+@dataclass(frozen=True)
+class AblationRow:
+    benchmark: str
+    n: int
+    kappa_with: str
+    kappa_without: str
+    refuted_supported_with: str
+    refuted_supported_without: str
+
+
+@dataclass(frozen=True)
+class Ablation:
+    name: str
+    judge: str
+    changed: str
+    rows: list[AblationRow]
+    source: str
+
+
+@dataclass(frozen=True)
+class Ablations:
+    items: list[Ablation]
+
+
+@view("ablations")
+def ablations(r: Results) -> Ablations:
+    """Each judge capability switched off on the same claims (agreement.ablations), beside the judge as run."""
+    from finrag.report.fmt import ci
+
+    items = []
+    for name, a in sorted(r.need("judge_agreement", "ablations").items()):
+        rows = [
+            AblationRow(
+                benchmark=b,
+                n=w["n"],
+                kappa_with=f"{fmt(w['kappa'], 3)} {ci(w['kappa_ci'], 3)}",
+                kappa_without=f"{fmt(a['without'][b]['kappa'], 3)} {ci(a['without'][b]['kappa_ci'], 3)}",
+                refuted_supported_with=pct(w["supported_when_refuted"]),
+                refuted_supported_without=pct(a["without"][b]["supported_when_refuted"]),
+            )
+            for b, w in sorted(a["with"].items())
+        ]
+        changed = ", ".join(f"`{k}: {v}`" for k, v in sorted(a["changed"].items()))
+        items.append(Ablation(name, a["judge"], changed, rows, f"`{r.path('judge_agreement')}`"))
+    return Ablations(items)
