@@ -704,3 +704,40 @@ def test_no_new_work_never_waits_in_or_is_refused_by_a_full_queue(study):
     metrics = generate_latest(service.metrics.registry).decode()
     assert 'finrag_rejected_total{reason="queue_full"} 1.0' in metrics
     assert 'finrag_rejected_total{reason="not_found"} 2.0' in metrics
+
+
+# ------------------------------------------------------------------------------------------------ the mixed load row
+
+
+def test_every_malformed_body_of_the_mixed_load_row_gets_a_4xx_and_no_work(study):
+    """The load test's malformed half (locustfile.MALFORMED) is what the service must refuse: each body a 4xx,
+    no model call, no error logged; a good request after them is still answered."""
+    from finrag.serve.malformed import MALFORMED
+
+    system = _system(study)
+    with TestClient(create_app(system)) as client:
+        for kind, raw in MALFORMED.items():
+            r = client.post("/v1/answer", content=raw, headers={"content-type": "application/json"})
+            assert 400 <= r.status_code < 500, (kind, r.status_code, r.text)
+        assert system.llm.calls == 0
+        assert (
+            client.post(
+                "/v1/answer", json={"question": "What was Beta's revenue in fiscal 2019?"}
+            ).status_code
+            == 200
+        )
+
+
+def test_server_errors_counts_only_5xx_statuses_of_a_locust_run():
+    from finrag.serve.loadtest import server_errors
+
+    run = {
+        "failure_kinds": [
+            {"error": "CatchResponseError('not JSON: 500: internal error')", "occurrences": 3},
+            {"error": "CatchResponseError('503: busy (queue full)')", "occurrences": 2},
+            {"error": "CatchResponseError('unknown qid: 200: {}')", "occurrences": 5},  # a failure, not a 5xx
+            {"error": "CatchResponseError('404: see 500: elsewhere')", "occurrences": 7},
+        ]
+    }
+    assert server_errors(run) == 5
+    assert server_errors({"failure_kinds": []}) == 0

@@ -21,6 +21,7 @@ import csv
 import json
 import os
 import platform
+import re
 import shutil
 import socket
 import subprocess
@@ -145,11 +146,19 @@ def _ask_each(client: httpx.Client, url: str, bodies: list[dict], desc: str) -> 
     }
 
 
-def _locust(url: str, users: int, duration_s: int, bodies_file: Path, seed: int, workdir: Path) -> dict:
-    """One headless locust run; its CSV's aggregated row."""
-    prefix = workdir / f"u{users}"
+def _locust(
+    url: str,
+    users: int,
+    duration_s: int,
+    bodies_file: Path,
+    seed: int,
+    workdir: Path,
+    user_class: str = "AskingUser",
+) -> dict:
+    """One headless locust run of one user class; its CSV's aggregated row, and per request name."""
+    prefix = workdir / f"{user_class}-u{users}"
     cmd = [
-        sys.executable, "-m", "locust", "-f", str(Path(__file__).with_name("locustfile.py")), "--headless",
+        sys.executable, "-m", "locust", "-f", str(Path(__file__).with_name("locustfile.py")), user_class, "--headless",
         "--host", url, "-u", str(users), "-r", str(users), "-t", f"{duration_s}s", "--csv", str(prefix),
         "--only-summary", "--loglevel", "WARNING", "--exit-code-on-error", "0", "--stop-timeout", "5",
     ]  # fmt: skip
@@ -158,7 +167,13 @@ def _locust(url: str, users: int, duration_s: int, bodies_file: Path, seed: int,
     if done.returncode != 0:
         raise RuntimeError(f"locust failed ({done.returncode}): {done.stderr[-2000:]}")
     with open(f"{prefix}_stats.csv", newline="") as fh:
-        row = next(r for r in csv.DictReader(fh) if r["Name"] == "Aggregated")
+        rows = list(csv.DictReader(fh))
+    row = next(r for r in rows if r["Name"] == "Aggregated")
+    by_name = {
+        r["Name"]: {"requests": int(r["Request Count"]), "failures": int(r["Failure Count"])}
+        for r in rows
+        if r["Name"] != "Aggregated"
+    }
     failures = []
     fail_file = Path(f"{prefix}_failures.csv")
     if fail_file.exists():
@@ -181,7 +196,16 @@ def _locust(url: str, users: int, duration_s: int, bodies_file: Path, seed: int,
         "mean_ms": round(float(row["Average Response Time"]), 2),
         "mean_response_bytes": round(float(row["Average Content Size"])),
         "failure_kinds": failures,
+        "by_name": by_name,
     }
+
+
+def server_errors(run: dict) -> int:
+    """Responses with a 5xx status in a locust run: its failures read "[kind: ]STATUS: message", wrapped by locust
+    (e.g. "CatchResponseError('not JSON: 500: internal error')")."""
+    return sum(
+        f["occurrences"] for f in run["failure_kinds"] if re.search(r"\('(?:[^':]+: )?5\d\d: ", f["error"])
+    )
 
 
 def run_load_test(
@@ -230,6 +254,15 @@ def run_load_test(
                     f"p95 {run['p95_ms']:g} ms, p99 {run['p99_ms']:g} ms, {run['failures']} failures"
                 )
             out["cached"] = runs
+            # the mixed row: half good (cached) requests, half malformed, at the most users
+            mixed = _locust(url, max(users), duration_s, bodies_file, seed, work, user_class="MixedUser")
+            mixed["server_errors"] = server_errors(mixed)
+            out["mixed"] = mixed
+            print(
+                f"mixed (half malformed), {mixed['users']} users: {mixed['requests_per_s']:.1f} req/s, "
+                f"{mixed['server_errors']} 5xx, good {mixed['by_name'].get('good')}, "
+                f"malformed {mixed['by_name'].get('malformed')}"
+            )
             out["server_memory_mb"] = _memory_mb(pid)
         rng = np.random.default_rng(seed)
         fb = [q for q in questions if q["kind"] == "financebench"]
@@ -255,6 +288,11 @@ def run_load_test(
         + out["live"]["failures"],
         "meets_rps_goal": best["requests_per_s"] >= goal_rps,
         "meets_p99_goal": all(r["p99_ms"] < goal_p99_ms for r in out["cached"]),
+        # the mixed row's goal (issue 56): no 5xx at all, and every good (already held) answer a 200
+        "mixed_server_errors": out["mixed"]["server_errors"],
+        "mixed_good_failures": (out["mixed"]["by_name"].get("good") or {}).get("failures", 0),
+        "meets_mixed_goal": out["mixed"]["server_errors"] == 0
+        and (out["mixed"]["by_name"].get("good") or {}).get("failures", 0) == 0,
     }
     out["machine"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     return out
