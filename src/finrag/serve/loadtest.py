@@ -18,6 +18,7 @@ answer, each step timed.
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import platform
@@ -40,6 +41,16 @@ from finrag.core.machine import machine
 from finrag.core.proc import timed_command
 
 HOST = "127.0.0.1"  # the load test never leaves this machine
+# run by locust as a file; named as a module so that tools/stage_deps.py counts its code as serve_load's
+LOCUSTFILE = "finrag.serve.locustfile"
+
+
+def _locustfile() -> str:
+    """The locustfile's path, found without importing it (importing locust patches this process with gevent)."""
+    spec = importlib.util.find_spec(LOCUSTFILE)
+    if spec is None or spec.origin is None:
+        raise RuntimeError(f"{LOCUSTFILE} not found")
+    return spec.origin
 
 
 def free_port() -> int:
@@ -158,7 +169,7 @@ def _locust(
     """One headless locust run of one user class; its CSV's aggregated row, and per request name."""
     prefix = workdir / f"{user_class}-u{users}"
     cmd = [
-        sys.executable, "-m", "locust", "-f", str(Path(__file__).with_name("locustfile.py")), user_class, "--headless",
+        sys.executable, "-m", "locust", "-f", _locustfile(), user_class, "--headless",
         "--host", url, "-u", str(users), "-r", str(users), "-t", f"{duration_s}s", "--csv", str(prefix),
         "--only-summary", "--loglevel", "WARNING", "--exit-code-on-error", "0", "--stop-timeout", "5",
     ]  # fmt: skip

@@ -59,7 +59,7 @@ class MixedUser(FastHttpUser):
         kind, raw = self.rng.choice(_MALFORMED)
         headers = {"Content-Type": "application/json"}
         with self.client.post(
-            "/v1/answer", data=raw, headers=headers, name="malformed", catch_response=True
+            "/v1/answer", data=raw.decode("ascii"), headers=headers, name="malformed", catch_response=True
         ) as r:
             if 400 <= r.status_code < 500:
                 r.success()

@@ -3,7 +3,7 @@ process with gevent, which a test process must not get)."""
 
 from __future__ import annotations
 
-# Malformed bodies, as raw bytes (a lone surrogate cannot be written by a JSON encoder): each must get a 4xx
+# Malformed bodies as raw JSON text (ASCII, with the escapes a JSON encoder would refuse to write): each must get a 4xx
 MALFORMED: dict[str, bytes] = {
     "lone surrogate": b'{"question": "\\ud800 revenue?"}',
     "NUL character": b'{"question": "revenue\\u0000 in 2019?"}',
