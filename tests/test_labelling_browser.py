@@ -42,7 +42,7 @@ def browser(tmp_path):
         pytest.skip(
             f"{', '.join(missing)} absent: apt-get install -y chromium chromium-driver to run this test"
         )
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    from selenium import webdriver  # the dev group installs it: never skipped
     from selenium.webdriver.chrome.service import Service
 
     opts = webdriver.ChromeOptions()

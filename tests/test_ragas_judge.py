@@ -16,12 +16,9 @@ import pytest
 from finrag.llm.backends.base import Backend, Completion
 from finrag.llm.cache import CachedLLM, CacheMiss
 from finrag.score.judges.base import JUDGES, make_judge
-from finrag.score.judges.ragas import REASK, RagasUnavailable, load_ragas
+from finrag.score.judges.ragas import REASK, load_ragas
 
-try:
-    R = load_ragas()
-except RagasUnavailable as exc:  # the judge is optional: ragas==0.4.3 with langchain-community<0.4
-    pytest.skip(f"ragas not installed: {exc}", allow_module_level=True)
+R = load_ragas()  # ragas is a hard dependency: a failing import fails these tests, it never skips them
 
 from finrag.score.judges.ragas import RagasFaithfulnessJudge  # noqa: E402
 
