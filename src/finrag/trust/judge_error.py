@@ -281,6 +281,25 @@ def judge_rates(agreement: Mapping, judge: str, benchmarks: Sequence[str]) -> di
     return out
 
 
+def _corrected_groups(
+    groups: Mapping[tuple, Sequence[ScoredAnswer]],
+    keys: Sequence[str],
+    rates: Mapping[str, JudgeRates],
+    p: JudgeErrorParams,
+    seed: int,
+) -> list[dict]:
+    rows = []
+    for i, (key, recs) in enumerate(groups.items()):
+        row: dict[str, Any] = dict(zip(keys, key, strict=True))
+        row.update(
+            run_ids=sorted({r.run_id for r in recs}),
+            n=len(recs),
+            shares=corrected_run(recs, rates, p.n_boot, seed + i, p.cannot_tell_width),
+        )
+        rows.append(row)
+    return rows
+
+
 def corrected_runs(
     records: Sequence[ScoredAnswer],
     main_kinds: Sequence[str],
@@ -288,20 +307,8 @@ def corrected_runs(
     p: JudgeErrorParams,
 ) -> list[dict]:
     """Every run of the score stage's run table (same grouping, same questions), its shares corrected."""
-    rows = []
-    for i, (key, recs) in enumerate(run_groups(records, main_kinds).items()):
-        generator, context, style, series = key
-        rows.append(
-            {
-                "generator": generator,
-                "context_mode": context,
-                "prompt_style": style,
-                "series": series,
-                "run_ids": sorted({r.run_id for r in recs}),
-                "shares": corrected_run(recs, rates, p.n_boot, p.seed + i, p.cannot_tell_width),
-            }
-        )
-    return rows
+    keys = ("generator", "context_mode", "prompt_style", "series")
+    return _corrected_groups(run_groups(records, main_kinds), keys, rates, p, p.seed)
 
 
 def corrected_pooled(
@@ -311,17 +318,9 @@ def corrected_pooled(
     p: JudgeErrorParams,
 ) -> list[dict]:
     """The two-by-two's groups (generator x context, prompt styles pooled), their shares corrected."""
-    rows = []
-    for i, ((generator, context), recs) in enumerate(pooled_groups(records, main_kinds).items()):
-        rows.append(
-            {
-                "generator": generator,
-                "context_mode": context,
-                "n": len(recs),
-                "shares": corrected_run(recs, rates, p.n_boot, p.seed + 1000 + i, p.cannot_tell_width),
-            }
-        )
-    return rows
+    return _corrected_groups(
+        pooled_groups(records, main_kinds), ("generator", "context_mode"), rates, p, p.seed + 1000
+    )
 
 
 # --------------------------------------------------------------------------------------------- PPI validation

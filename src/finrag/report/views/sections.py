@@ -9,6 +9,7 @@ from typing import Any
 
 from finrag.report.fmt import claims_judged, fmt, names, pct, pctci, pp
 from finrag.report.views.base import MissingResults, Results, view
+from finrag.report.views.judge_error import run_share
 
 Row = dict[str, Any]
 
@@ -46,6 +47,7 @@ class HeadlineRun:
     correct: str
     flagged: str
     declined: str
+    carried: str  # correct and grounded with the judge's error carried (envelope over the human sets)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ def headline(r: Results) -> Headline:
             correct=pct(x["correct"]["p"]),
             flagged=f"{x['n_flagged']} of {x['n']} answers flagged{top_flag(x['flag_counts'], x['n_flagged'])}",
             declined=pct(x["declined"]["p"]),
+            carried=pctci(run_share(r, x["series"], "correct_and_grounded")["envelope_ci"]),
         )
         for x in e["runs"]
         if x["context_mode"] == "retrieved" and not x["series"].endswith("-r*") and x["prompt_style"] != "cot"
@@ -1248,6 +1251,10 @@ class Serve:
     setup: Row
     cold: str
     steps: str
+    mixed: Row
+    mixed_good: Row
+    mixed_malformed: Row
+    mixed_goal: str
 
 
 @view("serve")
@@ -1271,4 +1278,8 @@ def serve(r: Results) -> Serve:
         setup=st,
         cold=", uv starting from an empty package cache" if st.get("cold_package_cache") else "",
         steps=" · ".join(f"{x['step']} {fmt(x['seconds'], 1)} s" for x in st["steps"]),
+        mixed=r.need("serve_load", "mixed"),
+        mixed_good=r.need("serve_load", "mixed", "by_name", "good"),
+        mixed_malformed=r.need("serve_load", "mixed", "by_name", "malformed"),
+        mixed_goal="met" if r.need("serve_load", "summary", "meets_mixed_goal") else "**not met**",
     )
