@@ -242,10 +242,14 @@ def test_condition_sentences(data):
     ("ci", "verdict"),
     [([0.1, 0.2], "holds"), ([-0.2, -0.1], "does not hold"), ([-0.1, 0.1], "cannot be told")],
 )
-def test_the_seed_lesson_is_decided_by_the_independent_pairs_interval(ci, verdict):
-    s = {"every_pair": {"rows": 3, "ci": [-1, 1]}, "independent_pairs": {"rows": 2, "ci": ci}, "left_out": []}
+def test_the_seed_lesson_needs_every_pair_and_the_independent_pairs_to_agree(ci, verdict):
+    s = {"every_pair": {"rows": 3, "ci": ci}, "independent_pairs": {"rows": 2, "ci": ci}, "left_out": []}
     lesson = sv.lesson_of(s)
     assert lesson.verdict == verdict and "no row left out" in lesson.left_out
+    s["every_pair"]["ci"] = [-1, 1]  # the two readings disagree: no direction
+    lesson = sv.lesson_of(s)
+    assert lesson.verdict == "cannot be told"
+    assert ("disagree" in lesson.verdict_sentence) == (verdict != "cannot be told")
     s["independent_pairs"]["rows"] = 0
     s["left_out"] = [1]
     lesson = sv.lesson_of(s)
@@ -346,20 +350,41 @@ def test_judge_and_lesson_findings(data):
     assert "descriptive only" in rv.judge_finding(R(data)).headline
     data["eval_main"]["judge_trust"]["descriptive_only"] = False
     assert "at or above" in rv.judge_finding(R(data)).headline
-    data["judge_agreement"]["model_judges"]["seed_lesson"]["independent_pairs"]["ci"] = [0.1, 0.2]
-    assert rv.lesson_finding(R(data)).headline.startswith(rv.LESSON_HEADLINE["holds"])
+    lesson = data["judge_agreement"]["model_judges"]["seed_lesson"]
+    lesson["independent_pairs"]["ci"] = [0.1, 0.2]
+    assert rv.lesson_finding(R(data)).headline.startswith(rv.LESSON_HEADLINE["cannot be told"])
+    lesson["every_pair"]["ci"] = [0.05, 0.2]
+    h = rv.lesson_finding(R(data)).headline
+    assert h.startswith(rv.LESSON_HEADLINE["holds"]) and "over every pair" in h and "share no part" in h
 
 
-def test_unbacked_needs_a_model_row(data):
-    data["eval_main"]["two_by_two"] = [
-        x for x in data["eval_main"]["two_by_two"] if not rv.is_model(x["generator"])
+def test_unbacked_uses_the_selected_systems_model_and_prompt_on_the_oracle(data):
+    row, k, n = rv.unbacked_correct(R(data))
+    fs = data["eval_main"]["final_system"]["system"]
+    assert row["generator"] == fs["generator"] and row["prompt_style"] == fs["prompt_style"]
+    assert row["context_mode"].startswith("oracle") and 0 <= k <= n == row["correct"]["k"]
+    data["eval_main"]["runs"] = [
+        x for x in data["eval_main"]["runs"] if not x["context_mode"].startswith("oracle")
     ]
-    with pytest.raises(MissingResults, match="two_by_two"):
+    with pytest.raises(MissingResults, match="oracle context"):
         rv.unbacked_finding(R(data))
 
 
+def test_latest_runs_count_each_question_once(data):
+    runs = rv.latest_runs(R(data))
+    assert not any(x["series"].endswith("-r*") for x in runs)
+    for x in runs:  # no first-round prompt of a model that has a second round
+        if rv.is_model(x["generator"]):
+            assert rv.version_of(x) == max(rv.version_of(y) for y in runs if y["generator"] == x["generator"])
+    assert len({x["series"] for x in runs}) == len(runs)
+
+
 def test_picture_rows(data):
-    data["eval_main"]["two_by_two"][0]["counts"] = dict.fromkeys(rv.CELLS, 0) | {"not_correct_ungrounded": 3}
+    v = VIEWS["picture"](R(data))
+    for row in v.rows:
+        assert sum(c.count for c in row.cells) == row.n and all(c.count >= 0 for c in row.cells)
+    x = next(x for x in data["eval_main"]["runs"] if x["series"] == v.rows[0].series)
+    x["correct"]["k"] = x["strict_correct_and_grounded_flags_ignored"]["k"] = 0
     v = VIEWS["picture"](R(data))
     assert v.rows[0].unbacked == "no correct answer" and v.rows[0].generator == "extractive baseline"
 
@@ -371,16 +396,26 @@ def _verdict(fn, data):
 def test_c1_search(data):
     b = data["retrieval_grid"]["headline"]["best"]
     for ci, verdict in (
-        ([0.2, 0.4], rv.REPRODUCED),
+        ([0.2, 0.4], rv.PARTLY),  # the small model given the evidence is weaker still
         ([0.5, 0.7], rv.CONTRADICTED),
         ([0.4, 0.6], rv.INCONCLUSIVE),
     ):
         b["evidence_recall_at_5_ci"] = ci
         assert _verdict(rv.c1_search, data) == verdict
+    b["evidence_recall_at_5_ci"] = [0.2, 0.4]
+    best = rv.best_with_evidence(R(data))
+    for x in data["eval_main"]["runs"]:
+        if x["series"] == best["series"]:
+            x["correct"].update(p=0.9, ci=[0.8, 0.95])
+    assert _verdict(rv.c1_search, data) == rv.REPRODUCED
+    assert "outside it" in rv.c1_search(R(data))[0]
 
 
 def test_c2_dense(data):
     g = data["retrieval_grid"]
+    g["variance_shares_recall_at_5"]["method"] = 0.01
+    assert _verdict(rv.c2_dense, data) == rv.NOT_REPRODUCED
+    g["variance_shares_recall_at_5"]["method"] = 0.3
     assert _verdict(rv.c2_dense, data) == rv.PARTLY
     g["variance_shares_recall_at_5"]["method"] = 0.8
     assert _verdict(rv.c2_dense, data) == rv.REPRODUCED
@@ -388,24 +423,11 @@ def test_c2_dense(data):
     assert _verdict(rv.c2_dense, data) == rv.CONTRADICTED
 
 
-def _pooled(data, generator, context="oracle"):
-    return next(
-        x
-        for x in data["judge_error"]["pooled"]
-        if x["generator"] == generator and x["context_mode"] == context
-    )["shares"]["grounded_of_correct"]
-
-
 def test_c3_unbacked_decides_on_the_interval_with_the_judges_error_carried(data):
-    row = max(
-        (
-            x
-            for x in data["eval_main"]["two_by_two"]
-            if rv.is_model(x["generator"]) and x["context_mode"] == "oracle"
-        ),
-        key=lambda x: x["n"],
-    )
-    share = _pooled(data, row["generator"])
+    row, _, _ = rv.unbacked_correct(R(data))
+    share = next(x for x in data["judge_error"]["runs"] if x["series"] == row["series"])["shares"][
+        "grounded_of_correct"
+    ]
     share["envelope_ci"] = [0.0, 1.0]  # the judge cannot tell it
     assert _verdict(rv.c3_unbacked, data) == rv.INCONCLUSIVE
     share["envelope_ci"] = [0.2, 0.5]  # not grounded: [50%, 80%]
@@ -427,8 +449,11 @@ def test_c4_review(data):
     [([0.1, 0.2], rv.REPRODUCED), ([-0.2, -0.1], rv.CONTRADICTED), ([-0.1, 0.1], rv.INCONCLUSIVE)],
 )
 def test_c5_lesson(data, ci, verdict):
-    data["judge_agreement"]["model_judges"]["seed_lesson"]["independent_pairs"]["ci"] = ci
+    lesson = data["judge_agreement"]["model_judges"]["seed_lesson"]
+    lesson["independent_pairs"]["ci"] = lesson["every_pair"]["ci"] = ci
     assert _verdict(rv.c5_lesson, data) == verdict
+    lesson["every_pair"]["ci"] = [-0.5, 0.5]  # only the subset says so: no direction
+    assert _verdict(rv.c5_lesson, data) == rv.INCONCLUSIVE
 
 
 def _tell_all(data, can_tell: bool) -> None:
@@ -495,16 +520,31 @@ def test_judge_error_finding_states_the_told_counts_and_the_best_ppi_gain(data):
     assert "at most 50.0% narrower" in rv.judge_error_finding(R(data)).headline
 
 
+def _fp_runs(data) -> dict:
+    runs = rv.false_premise_runs(R(data))
+    return {style: next(t for t in data["eval_main"]["trick_runs"] if t is not None and t["series"] == x["series"]
+                        and t["kind"] == "trick_false_premise") for style, x in runs.items()}  # fmt: skip
+
+
 def test_c8_decline(data):
-    assert rv.c8_decline(R(data))[0].startswith("false premise flagged")
-    data["eval_main"]["trick"] = []
-    assert rv.c8_decline(R(data))[:2] == ("no false-premise answers of a language model", rv.NOT_TESTABLE)
+    assert rv.c8_decline(R(data))[0].startswith("false premise flagged: plain")
+    runs = _fp_runs(data)
+    assert {"plain", "decline"} <= set(runs) and all("@2" in runs[k]["series"] for k in ("plain", "decline"))
+    runs["plain"]["flagged_false_premise"].update(p=0.6, ci=[0.4, 0.8])
+    runs["decline"]["flagged_false_premise"].update(p=0.0, ci=[0.0, 0.2])
+    assert _verdict(rv.c8_decline, data) == rv.REPRODUCED
+    runs["plain"]["flagged_false_premise"].update(p=0.1, ci=[0.0, 0.3])
+    assert _verdict(rv.c8_decline, data) == rv.INCONCLUSIVE
+    runs["decline"]["flagged_false_premise"].update(p=0.6, ci=[0.4, 0.8])
+    assert _verdict(rv.c8_decline, data) == rv.CONTRADICTED
+    data["eval_main"]["trick_runs"] = []
+    assert _verdict(rv.c8_decline, data) == rv.NOT_TESTABLE
 
 
 def test_c9_replicates(data):
     assert _verdict(rv.c9_replicates, data) == rv.REPRODUCED
     for x in data["eval_main"]["replicates"]:
-        x["correct"]["values"] = [0.1] * len(x["correct"]["values"])
+        x["correct_and_grounded"]["values"] = [0.1] * len(x["correct_and_grounded"]["values"])
     assert _verdict(rv.c9_replicates, data) == rv.CONTRADICTED
     for x in data["eval_main"]["replicates"]:
         x["n_replicates"] = 1
@@ -516,24 +556,29 @@ def test_c9_replicates(data):
     [([0.1, 0.2], rv.REPRODUCED), ([-0.2, -0.1], rv.CONTRADICTED), ([-0.1, 0.1], rv.INCONCLUSIVE)],
 )
 def test_c10_size(data, ci, verdict):
-    data["conditions"]["model_size"]["plain, oracle"]["metrics"]["correct"]["large_minus_small"]["ci"] = ci
+    _, row = rv.size_row(R(data))
+    name = next(k for k, v in data["conditions"]["model_size"].items() if v == row)
+    d = data["conditions"]["model_size"][name]["metrics"]["correct"]["large_minus_small"]
+    d.update(ci=ci, p_holm=0.01)
     assert _verdict(rv.c10_size, data) == verdict
+    d["p_holm"] = 0.5  # not a finding after the stage's many tests
+    assert _verdict(rv.c10_size, data) == rv.INCONCLUSIVE
 
 
 def test_c11_trick(data):
-    assert _verdict(rv.c11_trick, data) == rv.REPRODUCED
-    for t in data["eval_main"]["trick"]:
-        if t["kind"] == "trick_false_premise":
-            t["flagged_false_premise"]["ci"] = [0.2, 0.4]
+    _fp_runs(data)["plain"]["flagged_false_premise"]["ci"] = [0.0, 0.3]
+    assert _verdict(rv.c11_trick, data) == rv.CONSISTENT
+    _fp_runs(data)["plain"]["flagged_false_premise"]["ci"] = [0.2, 0.4]
     assert _verdict(rv.c11_trick, data) == rv.CONTRADICTED
-    data["eval_main"]["trick"] = []
+    data["eval_main"]["trick_runs"] = []
     assert _verdict(rv.c11_trick, data) == rv.NOT_TESTABLE
 
 
-def test_c12_service(data):
-    assert _verdict(rv.c12_service, data) == rv.REPRODUCED
+def test_c12_service_is_set_side_by_side_not_tested(data):
+    assert _verdict(rv.c12_service, data) == rv.NOT_COMPARABLE
+    assert rv.c12_service(R(data))[0].endswith("met")
     data["serve_load"]["summary"]["meets_p99_goal"] = False
-    assert _verdict(rv.c12_service, data) == rv.PARTLY
+    assert rv.c12_service(R(data))[0].endswith("not met")
 
 
 def test_earlier_table_has_every_finding_and_a_tally(committed):

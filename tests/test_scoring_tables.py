@@ -163,6 +163,17 @@ def test_trick_table(tables):
     assert {r["kind"] for r in tables["trick"]} == {"trick_false_premise", "trick_unanswerable"}
 
 
+def test_trick_runs_keep_each_prompt_apart(tables):
+    rows = [r for r in tables["trick_runs"] if r["kind"] == "trick_false_premise"]
+    pooled = _row(tables["trick"], generator="sim/m1", kind="trick_false_premise", context_mode="retrieved")
+    per_run = [r for r in rows if r["generator"] == "sim/m1" and r["context_mode"] == "retrieved"]
+    # every row is one series (one prompt): the series' counts add up to at least the pooled table's
+    assert len({r["series"] for r in per_run}) == len(per_run) and sum(r["n"] for r in per_run) >= pooled["n"]
+    assert all(r["flagged_false_premise"] is not None and r["templates"] for r in rows)
+    un = [r for r in tables["trick_runs"] if r["kind"] == "trick_unanswerable"]
+    assert un and all(r["flagged_false_premise"] is None for r in un)
+
+
 def test_declining_confusion(tables):
     d = _row(tables["declining"], generator="sim/m1", context_mode="retrieved", prompt_style="plain")
     # should decline: un1 (declined), fp1 (used the premise); should answer: fb1-fb4, of which fb4 refused

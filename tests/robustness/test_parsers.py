@@ -427,8 +427,8 @@ def test_ingest_counts_damaged_files_and_pages(tmp_path):
     ]
 
 
-def test_report_ingest_section_shows_damage_only_when_recorded():
-    from finrag.report.render import render_section
+def test_report_ingest_section_shows_damage_and_fails_without_its_fields():
+    from finrag.report.render import RenderError, render_section
 
     ingest = {
         "documents": 2,
@@ -443,7 +443,8 @@ def test_report_ingest_section_shows_damage_only_when_recorded():
         "parse_failures": 0,
         "questions_unavailable": [],
     }
-    before = render_section("ingest", {"ingest": ingest})
-    assert "damaged" not in before  # results written before this change render as they did
+    # results written before the damage checks lack the fields: the report fails naming them, never "not run"
+    with pytest.raises(RenderError, match="damaged_files"):
+        render_section("ingest", {"ingest": ingest})
     after = render_section("ingest", {"ingest": {**ingest, "damaged_files": 1, "damaged_pages": 2}})
     assert "| files parsed with damaged pages (pages) | 1 (2) |" in after

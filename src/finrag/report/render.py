@@ -40,7 +40,7 @@ DOCUMENTS = (
 # the rendered sections each document must hold, in order: a section deleted, renamed or taken out of the
 # markers' reach (a broken marker) would otherwise leave stale text that nothing checks
 SECTIONS = {
-    "README.md": ("study", "findings", "picture", "earlier", "limitations"),
+    "README.md": ("study", "terms", "findings", "picture", "earlier", "limitations"),
     "TECHNICAL_REPORT.md": (
         "conclusions",
         "ingest_detail",

@@ -299,6 +299,28 @@ def trick_table(records: Sequence[ScoredAnswer]) -> list[dict]:
     return clean(rows)
 
 
+def trick_run_table(records: Sequence[ScoredAnswer]) -> list[dict]:
+    """Per system (its lowest replicate) x trick kind, prompts not pooled: so one prompt's behaviour on the trick
+    questions can be set against another's on the same questions (e.g. whether allowing to decline stops the model
+    flagging a false premise)."""
+    rows = []
+    tricks = [r for r in primary_replicate(records) if r.kind.startswith(TRICK_PREFIX)]
+    for key, recs in _group(tricks, (*SYSTEM_KEYS, "kind")).items():
+        fp = key[-1] == "trick_false_premise" or any(r.false_premise is not None for r in recs)
+        row = dict(zip((*SYSTEM_KEYS, "kind"), key, strict=True))
+        row.update(
+            templates=sorted({r.template_id for r in recs}),
+            n=len(recs),
+            correct=_prop(recs, lambda r: r.correct),
+            declined=_prop(recs, lambda r: r.declined),
+            flagged_false_premise=_prop(recs, lambda r: r.false_premise == "flagged") if fp else None,
+            used_made_up_figure=_prop(recs, lambda r: bool(r.used_made_up_figure)) if fp else None,
+            n_flagged=sum(1 for r in recs if r.flags),
+        )
+        rows.append(row)
+    return clean(rows)
+
+
 def declining_table(records: Sequence[ScoredAnswer]) -> list[dict]:
     """Per system: should-decline x did-decline confusion (did = `withheld`: declined, or flagged a false premise),
     with decline recall, precision and the false-decline rate; and declines among answerable questions whose
@@ -669,6 +691,7 @@ def build_tables(records: Sequence[ScoredAnswer], params: Mapping | None = None,
         "runs": runs,
         "two_by_two": two_by_two(records, kinds),
         "trick": trick_table(records),
+        "trick_runs": trick_run_table(records),
         "declining": declining_table(records),
         "correlation": correlation_table(
             records, n_resamples=int(corr.get("n_resamples", 2000)), seed=int(corr.get("seed", DEFAULT_SEED))

@@ -14,21 +14,35 @@ from finrag.report.views.base import Results, view
 from finrag.report.views.judge_error import (
     SHARE_LABELS,
     SHARES,
-    pooled_corrected,
-    pooled_unbacked_ci,
     run_share,
     selected_corrected,
 )
 from finrag.report.views.sections import Row, interval_side, lesson_of
 
-REPRODUCED, PARTLY, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, NEW = (
+(
+    REPRODUCED,
+    PARTLY,
+    NOT_REPRODUCED,
+    CONSISTENT,
+    CONTRADICTED,
+    INCONCLUSIVE,
+    NOT_TESTABLE,
+    NOT_COMPARABLE,
+    NEW,
+) = (
     "reproduced",
     "partly reproduced",
+    "not reproduced",  # its figure is not met, though its headline is not refuted either
+    "consistent with it",  # its figure lies inside finrag's interval, which is too wide to call it reproduced
     "contradicted",
     "inconclusive",
     "not testable here",
+    "not comparable",  # measured here, but of a different system: set side by side, not tested
     "new",
 )
+VERDICT_ORDER = (
+    REPRODUCED, PARTLY, NOT_REPRODUCED, CONSISTENT, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, NOT_COMPARABLE
+)  # fmt: skip
 
 
 def ref(r: Results, stem: str) -> str:
@@ -80,6 +94,26 @@ def study(r: Results) -> Study:
     )
 
 
+@dataclass(frozen=True)
+class Terms:
+    main_n: int
+    trick: int
+    draw_n: int
+    judge: str
+
+
+@view("terms")
+def terms(r: Results) -> Terms:
+    """The words the findings use, defined before them (a reader meets `@2`, `-r*` and the draws there first)."""
+    _, row = size_row(r)
+    return Terms(
+        main_n=r.need("eval_main", "final_system", "n"),
+        trick=sum(n for k, n in r.need("questions", "available_by_kind").items() if k.startswith("trick")),
+        draw_n=row["questions"],
+        judge=r.need("eval_main", "judge_trust", "judge"),
+    )
+
+
 # ------------------------------------------------------------------------------------------------ findings
 
 
@@ -94,18 +128,46 @@ def proportion(k: int, n: int) -> tuple[float, list[float]]:
     return (k / n if n else float("nan")), [lo, hi]
 
 
-def unbacked_correct(r: Results, context: str = "oracle") -> tuple[Row, int, int]:
-    """The language model's correct answers (prompt styles pooled) and how many of them are not fully grounded."""
+def version_of(run: Row) -> str:
+    return str(run["templates"][0]).split("@")[-1]
+
+
+def latest_runs(r: Results) -> list[Row]:
+    """One answer per question per row: each system's first replicate (no `-r*` mean), and of a language model only
+    the runs of its latest prompt version, so that no question counts twice in a share and no first-round prompt
+    (its echoes and copies) is pooled with the second's."""
+    runs = [x for x in r.need("eval_main", "runs") if not x["series"].endswith("-r*")]
+    latest: dict[str, str] = {}
+    for x in runs:
+        latest[x["generator"]] = max(latest.get(x["generator"], ""), version_of(x))
+    return [x for x in runs if version_of(x) == latest[x["generator"]]]
+
+
+def unbacked_correct(r: Results) -> tuple[Row, int, int]:
+    """The selected system's model and prompt given the evidence pages (the oracle context, latest prompt version):
+    its run, its correct answers and how many of those the judge does not find fully grounded."""
+    fs = r.need("eval_main", "final_system", "system")
     rows = [
         x
-        for x in r.need("eval_main", "two_by_two")
-        if is_model(x["generator"]) and x["context_mode"] == context
+        for x in latest_runs(r)
+        if x["generator"] == fs["generator"]
+        and x["prompt_style"] == fs["prompt_style"]
+        and x["context_mode"].startswith("oracle")
     ]
     if not rows:
-        raise_missing(r, "eval_main", f"two_by_two (a language model's {context} row)")
-    row = max(rows, key=lambda x: x["n"])
-    c = row["counts"]
-    return row, c["correct_ungrounded"], c["correct_grounded"] + c["correct_ungrounded"]
+        raise_missing(r, "eval_main", f"run of {fs['series']}'s model and prompt on the oracle context")
+    row = rows[0]
+    correct = row["correct"]["k"]
+    return row, correct - row["strict_correct_and_grounded_flags_ignored"]["k"], correct
+
+
+def unbacked_carried(r: Results, series: str) -> list[float] | None:
+    """1 minus the run's corrected grounded share of its correct answers (envelope over the human sets)."""
+    s = run_share(r, series, "grounded_of_correct")
+    if not s["n"]:
+        return None
+    lo, hi = s["envelope_ci"]
+    return [round(1 - hi, 4), round(1 - lo, 4)]
 
 
 def raise_missing(r: Results, stem: str, what: str) -> None:
@@ -146,11 +208,11 @@ def search_finding(r: Results) -> Finding:
 def unbacked_finding(r: Results) -> Finding:
     row, k, n = unbacked_correct(r)
     p, ci = proportion(k, n)
-    carried = pooled_corrected(r, row["generator"], row["context_mode"])
+    carried = unbacked_carried(r, row["series"])
     return Finding(
         f"**Correct is not grounded, as judged**: given the evidence pages, {pct(p)} {pctci(ci)} of "
-        f"{model_name(row['generator'])}'s correct answers are not fully grounded ({k} of n = {n}, prompts pooled); "
-        f"with the judge's error carried, {carried} ({ref(r, 'judge_error')}).",
+        f"{row['series']}'s correct answers are not fully grounded ({k} of n = {n}; the selected system's model and "
+        f"prompt); with the judge's error carried, {pctci(carried) if carried else 'n/a'} ({ref(r, 'judge_error')}).",
         ref(r, "eval_main"),
     )
 
@@ -163,13 +225,17 @@ def artefact_finding(r: Results) -> Finding:
     ]
     flagged = sum(x["n_flagged"] for x in runs)
     n = sum(x["n"] for x in runs)
-    p, ci = proportion(flagged, n)
+    per_run = [x["n_flagged"] / x["n"] for x in runs]
     was = sum(x["earlier_correct"]["p"] * x["n"] for x in runs) / n
     now = sum(x["correct"]["p"] * x["n"] for x in runs) / n
+    # the same questions answered by several runs: a pooled interval would treat them as independent, so the
+    # spread over runs is given instead
     return Finding(
-        f"**Much of what was counted correct was an artefact**: strict grading moves the retrieved runs' share "
-        f"correct from {pct(was)} to {pct(now)}; {pct(p)} {pctci(ci)} of their answers carry an answer-quality flag "
-        f"(copied passages, echoed prompts, cut-offs), n = {n} answers.",
+        f"**Much of what the earlier grading counted correct was not a clear answer**: strict grading (an uncertain "
+        f"grade is not correct) moves the retrieved runs' share correct from {pct(was)} to {pct(now)} ({len(runs)} runs, "
+        f"n = {n} answers). Separately, {pct(flagged / n)} of those answers carry an answer-quality flag (copied "
+        f"passages, echoed prompts, cut-offs; {pct(min(per_run))} to {pct(max(per_run))} by run), which counts them as "
+        "not grounded in the primary endpoint; a flag does not change correct.",
         ref(r, "eval_main"),
     )
 
@@ -218,28 +284,42 @@ def _ci3(pair) -> str:
 def grader_finding(r: Results) -> Finding:
     s = r.need("grader_validation", "overall_strict")
     return Finding(
-        f"**The correctness grader agrees well with people**: kappa {fmt(s['binary_kappa'], 3)} "
-        f"{_ci3(s['binary_kappa_ci'])} (correct vs not, strict rule) on n = {fmt(s['n'])} FinanceBench answers "
-        "labelled by people; an in-sample figure (its rules were tuned on them).",
+        f"**The correctness grader agrees with people on large models' answers**: kappa {fmt(s['binary_kappa'], 3)} "
+        f"{_ci3(s['binary_kappa_ci'])} (correct vs not, strict rule) on n = {fmt(s['n'])} FinanceBench answers of "
+        "large models labelled by people; in-sample (its rules were tuned on them) and not measured on this study's "
+        "own answer kinds (extractive lines, small-model outputs), which only the hand-labelled grading cases in the "
+        "tests check.",
         ref(r, "grader_validation"),
     )
 
 
 LESSON_HEADLINE = {
     "holds": "**AI judges agree with each other more than with people**",
-    "does not hold": "**Independent AI judges agree with each other less, not more, than with people**",
+    "does not hold": "**AI judges agree with each other less, not more, than with people**",
     "cannot be told": "**Whether AI judges agree more with each other than with people cannot be told here**",
 }
+
+
+def lesson_figures(s: Row) -> str:
+    every = s["every_pair"]
+    text = (
+        f"over every pair, AI-vs-AI minus human-vs-AI kappa is {fmt(every['mean_difference'], 3)} "
+        f"{_ci3(every.get('ci'))} (n = {every['rows']} pair-benchmark rows)"
+    )
+    ind = s.get("independent_pairs") or {}
+    if ind.get("rows"):
+        text += (
+            f"; over the pairs that share no part, {fmt(ind['mean_difference'], 3)} {_ci3(ind.get('ci'))} "
+            f"(n = {ind['rows']})"
+        )
+    return text
 
 
 def lesson_finding(r: Results) -> Finding:
     s = r.need("judge_agreement", "model_judges", "seed_lesson")
     lesson = lesson_of(s)
-    ind = lesson.independent or s["every_pair"]
-    ci = ind.get("ci") or [None, None]
     return Finding(
-        f"{LESSON_HEADLINE[lesson.verdict]}: on pairs that share no part, AI-vs-AI minus human-vs-AI kappa is "
-        f"{fmt(ind['mean_difference'], 3)} {_ci3(ci)}, n = {ind['rows']} pair-benchmark rows.",
+        f"{LESSON_HEADLINE[lesson.verdict]}: {lesson_figures(s)}; a direction is stated only where both agree.",
         ref(r, "judge_agreement"),
     )
 
@@ -321,6 +401,7 @@ class Cell:
 @dataclass(frozen=True)
 class PictureRow:
     generator: str
+    series: str
     context: str
     n: int
     cells: list[Cell]  # correct & grounded, correct & not, wrong & grounded, wrong & not
@@ -337,24 +418,27 @@ class Picture:
     source: str
 
 
-CELLS = ("correct_grounded", "correct_ungrounded", "not_correct_grounded", "not_correct_ungrounded")
-
-
 @view("picture")
 def picture(r: Results) -> Picture:
+    """One row per system (each answer once: the latest prompt version, first replicate), so that every share's
+    Wilson interval is over independent questions; the first round's pooled cells stay in the technical report."""
     rows = []
-    for x in r.need("eval_main", "two_by_two"):
-        c = x["counts"]
-        correct = c["correct_grounded"] + c["correct_ungrounded"]
-        p, ci = proportion(c["correct_ungrounded"], correct)
+    for x in latest_runs(r):
+        n, correct = x["n"], x["correct"]["k"]
+        both = x["strict_correct_and_grounded_flags_ignored"]["k"]
+        grounded = x["fully_grounded"]["k"]
+        counts = [both, correct - both, grounded - both, n - correct - grounded + both]
+        p, ci = proportion(correct - both, correct)
+        carried = unbacked_carried(r, x["series"])
         rows.append(
             PictureRow(
                 generator=model_name(x["generator"]),
+                series=x["series"],
                 context=x["context_mode"],
-                n=x["n"],
-                cells=[Cell(c[k], pct(c[k] / x["n"] if x["n"] else None)) for k in CELLS],
+                n=n,
+                cells=[Cell(c, pct(c / n if n else None)) for c in counts],
                 unbacked=f"{pct(p)} {pctci(ci)} of {correct}" if correct else "no correct answer",
-                unbacked_corrected=pooled_corrected(r, x["generator"], x["context_mode"]),
+                unbacked_corrected=pctci(carried) if carried else "n/a",
             )
         )
     return Picture(rows=rows, judge=r.need("eval_main", "judge_trust", "judge"), source=ref(r, "eval_main"))
@@ -416,15 +500,42 @@ def side_verdict(side: str, above: str, below: str) -> str:
     return {"above": above, "below": below, "spans": INCONCLUSIVE}[side]
 
 
+EARLIER_RECALL = 0.18  # the earlier study's best evidence recall@5 (finding 1)
+
+
+def best_with_evidence(r: Results) -> Row | None:
+    """The language-model run correct most often given the evidence pages (latest prompt versions)."""
+    runs = [x for x in latest_runs(r) if is_model(x["generator"]) and x["context_mode"].startswith("oracle")]
+    return max(runs, key=lambda x: (x["correct"]["p"], x["series"])) if runs else None
+
+
 def c1_search(r: Results) -> tuple[str, str, str]:
     b = r.need("retrieval_grid", "headline", "best")
     ci = b["evidence_recall_at_5_ci"]
-    verdict = REPRODUCED if ci[1] < 0.5 else (CONTRADICTED if ci[0] >= 0.5 else INCONCLUSIVE)
+    gen = best_with_evidence(r)
+    # "the weakest link": search finds less of the evidence than the model, given all of it, answers correctly
+    weaker_still = gen is not None and gen["correct"]["ci"][1] < b["evidence_recall_at_5"]
+    if ci[0] >= 0.5:
+        verdict = CONTRADICTED
+    elif ci[1] < 0.5:
+        verdict = PARTLY if weaker_still else REPRODUCED
+    else:
+        verdict = INCONCLUSIVE
+    inside = ci[0] <= EARLIER_RECALL <= ci[1]
+    generation = (
+        f"; given the evidence pages the best model run ({gen['series']}) is correct on {pct(gen['correct']['p'])} "
+        f"{pctci(gen['correct']['ci'])}"
+        if gen
+        else ""
+    )
     return (
         f"best of {len(r.need('retrieval_grid', 'setups'))}: evidence recall@5 {pct(b['evidence_recall_at_5'])} "
-        f"{pctci(ci)}, right report {pct(b['right_report_at_5'])}, n = {b['n']}",
+        f"{pctci(ci)} (the earlier {pct(EARLIER_RECALL)} lies {'inside' if inside else 'outside'} it), right report "
+        f"{pct(b['right_report_at_5'])}, n = {b['n']}{generation}",
         verdict,
-        "reproduced if the best setup's recall@5 interval lies below 50%, contradicted if above",
+        "search misses most evidence (recall@5 interval below 50%) and the model given all of it is correct more "
+        "often than that: reproduced; search misses most but the model is weaker still (its correct interval lies "
+        "below the recall): partly; recall interval above 50%: contradicted",
     )
 
 
@@ -432,23 +543,28 @@ def c2_dense(r: Results) -> tuple[str, str, str]:
     by = r.need("retrieval_grid", "headline", "mean_recall_at_5_by_method")
     share = r.need("retrieval_grid", "variance_shares_recall_at_5", "method")
     best = max(by, key=by.get)
-    verdict = CONTRADICTED if best != "dense" else (REPRODUCED if share >= 0.5 else PARTLY)
+    if best != "dense":
+        verdict = CONTRADICTED
+    else:
+        verdict = REPRODUCED if share >= 0.5 else (PARTLY if share >= 0.25 else NOT_REPRODUCED)
     return (
         "mean recall@5 "
         + ", ".join(f"{m} {pct(v)}" for m, v in sorted(by.items(), key=lambda kv: -kv[1]))
         + f"; method explains {pct(share)} of the variance",
         verdict,
-        "dense best on mean recall@5: reproduced if the method also explains half the variance, else partly",
+        "dense best on mean recall@5 and the method explains at least half the variance between setups: "
+        "reproduced; a quarter to half: partly; less than a quarter: not reproduced (its central figure is not "
+        "met); another method best: contradicted",
     )
 
 
 def c3_unbacked(r: Results) -> tuple[str, str, str]:
     row, k, n = unbacked_correct(r)
     p, ci = proportion(k, n)
-    carried = pooled_unbacked_ci(r, row["generator"], row["context_mode"]) or [0.0, 1.0]
+    carried = unbacked_carried(r, row["series"]) or [0.0, 1.0]
     verdict = REPRODUCED if carried[0] > 0.1 else (CONTRADICTED if carried[1] < 0.1 else INCONCLUSIVE)
     return (
-        f"{pct(p)} {pctci(ci)} of {model_name(row['generator'])}'s correct answers with the evidence pages ({k} of "
+        f"{pct(p)} {pctci(ci)} of {row['series']}'s correct answers with the evidence pages ({k} of "
         f"{n}); with the judge's error carried {pctci(carried)}",
         verdict,
         "on the interval with the judge's error carried: reproduced if it lies above 10% (a substantial share), "
@@ -469,15 +585,14 @@ def c4_review(r: Results) -> tuple[str, str, str]:
 def c5_lesson(r: Results) -> tuple[str, str, str]:
     s = r.need("judge_agreement", "model_judges", "seed_lesson")
     lesson = lesson_of(s)
-    ind = lesson.independent or s["every_pair"]
     verdict = {"holds": REPRODUCED, "does not hold": CONTRADICTED, "cannot be told": INCONCLUSIVE}[
         lesson.verdict
     ]
     return (
-        f"independent pairs: AI-vs-AI κ {fmt(ind['mean_ai'], 3)} vs human-vs-AI {fmt(ind['mean_human'], 3)}, "
-        f"difference {fmt(ind['mean_difference'], 3)} {_ci3(ind.get('ci'))}, n = {ind['rows']} rows",
+        lesson_figures(s),
         verdict,
-        "the difference's interval above 0: reproduced; below 0: contradicted",
+        "the difference's interval above 0 over every pair and over the pairs that share no part: reproduced; "
+        "below 0 over both: contradicted; otherwise inconclusive",
     )
 
 
@@ -552,29 +667,57 @@ def c7_quote(r: Results) -> tuple[str, str, str]:
     )
 
 
+def false_premise_runs(r: Results) -> dict[str, Row]:
+    """One language model's false-premise rows by prompt style (eval_main's `trick_runs`): the latest version of
+    each style, retrieved context, one answer per question; the selected system's model where it has such rows."""
+    newest: dict[tuple[str, str], Row] = {}
+    for t in r.need("eval_main", "trick_runs"):
+        if t["kind"] != "trick_false_premise" or not is_model(t["generator"]):
+            continue
+        if t["context_mode"] != "retrieved" or t["series"].endswith("-r*"):
+            continue
+        key = (t["generator"], t["prompt_style"])
+        if key not in newest or version_of(t) > version_of(newest[key]):
+            newest[key] = t
+    if not newest:
+        return {}
+    selected = r.need("eval_main", "final_system", "system", "generator")
+    generator = min({g for g, _ in newest}, key=lambda g: (g != selected, g))
+    return {style: t for (g, style), t in newest.items() if g == generator}
+
+
 def c8_decline(r: Results) -> tuple[str, str, str]:
-    rows = [
-        t
-        for t in r.need("eval_main", "trick")
-        if t["kind"] == "trick_false_premise" and is_model(t["generator"])
-    ]
-    figure = "no false-premise answers of a language model"
-    if rows:
-        t = max(rows, key=lambda x: x["n"])
-        f = t["flagged_false_premise"]
-        figure = f"false premise flagged {pct(f['p'])} {pctci(f['ci'])}, n = {f['n']} (prompts pooled)"
-    return figure, NOT_TESTABLE, "needs the trick rows per prompt; they are pooled over prompts"
+    rule = (
+        "the plain prompt flags false premises more often than the decline prompt, the two intervals apart: "
+        "reproduced; the decline prompt more often, apart: contradicted; intervals that overlap: inconclusive"
+    )
+    runs = false_premise_runs(r)
+    if "plain" not in runs or "decline" not in runs:
+        return "no plain and decline runs of one model on the false-premise questions", NOT_TESTABLE, rule
+    a, b = runs["plain"]["flagged_false_premise"], runs["decline"]["flagged_false_premise"]
+    apart = a["ci"][1] < b["ci"][0] or b["ci"][1] < a["ci"][0]
+    verdict = INCONCLUSIVE if not apart else (REPRODUCED if a["p"] > b["p"] else CONTRADICTED)
+    declined = runs["decline"]["declined"]
+    return (
+        f"false premise flagged: plain {pct(a['p'])} {pctci(a['ci'])}, decline {pct(b['p'])} {pctci(b['ci'])} "
+        f"(declined {pct(declined['p'])}), {runs['plain']['series']} / {runs['decline']['series']}, n = {a['n']} "
+        "each",
+        verdict,
+        rule,
+    )
 
 
 def c9_replicates(r: Results) -> tuple[str, str, str]:
     reps = [x for x in r.need("eval_main", "replicates") if x["n_replicates"] > 1]
-    rule = "replicates differ: reproduced; identical: contradicted"
+    rule = "the replicates' correct-and-grounded shares differ: reproduced; identical: contradicted"
     if not reps:
         return "no series run more than once", NOT_TESTABLE, rule
-    x = max(reps, key=lambda s: (s["n_replicates"], s["correct"]["mean"]))
-    values = x["correct"]["values"]
+    x = max(reps, key=lambda s: (s["n_replicates"], s["correct_and_grounded"]["mean"], s["series"]))
+    values = x["correct_and_grounded"]["values"]
     return (
-        f"{x['series']}: correct " + ", ".join(pct(v) for v in values) + f" over {x['n_replicates']} runs",
+        f"{x['series']}: correct and fully grounded "
+        + ", ".join(pct(v) for v in values)
+        + f" over {x['n_replicates']} runs",
         REPRODUCED if max(values) > min(values) else CONTRADICTED,
         rule,
     )
@@ -584,30 +727,36 @@ def c10_size(r: Results) -> tuple[str, str, str]:
     name, row = size_row(r)
     m = row["metrics"]["correct"]
     d = m["large_minus_small"]
+    side = interval_side(d["ci"])
+    if d.get("p_holm") is None or d["p_holm"] >= 0.05:
+        side = "spans"  # not a finding after the stage's many tests (as the findings list says)
     return (
         f"Qwen 1.5B vs 0.5B ({name}): correct {pct(m['large']['value'])} vs {pct(m['small']['value'])}, "
-        f"{pp(d['difference'])} pp {pctci(d['ci'])}, n = {row['questions']}",
-        side_verdict(interval_side(d["ci"]), REPRODUCED, CONTRADICTED),
-        "the larger model's gain interval above 0: reproduced; below: contradicted (two small models only)",
+        f"{pp(d['difference'])} pp {pctci(d['ci'])}, Holm-adjusted p {fmt(d.get('p_holm'), 3)}, n = {row['questions']}",
+        side_verdict(side, REPRODUCED, CONTRADICTED),
+        "the larger model's gain interval above 0 and its Holm-adjusted p below 0.05: reproduced; the same below 0: "
+        "contradicted; otherwise inconclusive (two small models only)",
     )
 
 
 def c11_trick(r: Results) -> tuple[str, str, str]:
-    rows = [
-        t
-        for t in r.need("eval_main", "trick")
-        if t["kind"] == "trick_false_premise" and is_model(t["generator"])
-    ]
-    rule = "the earlier small model's 5% inside finrag's interval: reproduced; outside: contradicted"
-    if not rows:
-        return "no false-premise answers of a language model", NOT_TESTABLE, rule
-    t = max(rows, key=lambda x: x["n"])
+    rule = (
+        "the earlier small model's 5% inside finrag's interval: consistent with it (the interval is too wide to call "
+        "it reproduced); outside: contradicted"
+    )
+    t = false_premise_runs(r).get("plain")
+    if t is None:
+        return (
+            "no plain-prompt answers of a language model to the false-premise questions",
+            NOT_TESTABLE,
+            rule,
+        )
     f, u = t["flagged_false_premise"], t["used_made_up_figure"]
     inside = f["ci"][0] <= 0.05 <= f["ci"][1]
     return (
-        f"{model_name(t['generator'])} flagged {pct(f['p'])} {pctci(f['ci'])} of false premises, used the made-up "
-        f"figure in {pct(u['p'])}, n = {t['n']}",
-        REPRODUCED if inside else CONTRADICTED,
+        f"{t['series']} flagged {pct(f['p'])} {pctci(f['ci'])} of false premises, used the made-up figure in "
+        f"{pct(u['p'])}, n = {t['n']}",
+        CONSISTENT if inside else CONTRADICTED,
         rule,
     )
 
@@ -617,9 +766,11 @@ def c12_service(r: Results) -> tuple[str, str, str]:
     t = r.need("setup_time", "total_s")
     met = s["meets_rps_goal"] and s["meets_p99_goal"]
     return (
-        f"{fmt(s['best_requests_per_s'], 0)} requests/s on cached answers; {fmt(t, 0)} s from clone to first answer",
-        REPRODUCED if met else PARTLY,
-        "the service answers with its score and the judge's κ; reproduced if the load test met its goal (10× the earlier rate)",
+        f"{fmt(s['best_requests_per_s'], 0)} requests/s on cached answers; {fmt(t, 0)} s from clone to first answer; "
+        f"finrag's own load goal (10× the earlier rate, its p99 bound) {'met' if met else 'not met'}",
+        NOT_COMPARABLE,
+        "a different service on a different machine: the figures stand side by side; finrag's goal is its own, "
+        "not a test of the earlier finding",
     )
 
 
@@ -689,10 +840,9 @@ def earlier(r: Results) -> Earlier:
         ours, verdict, rule = fn(r)
         rows.append(Comparison(str(number), finding, theirs, ours, verdict, rule, ref(r, stem)))
     tally = Counter(x.verdict for x in rows)
-    order = (REPRODUCED, PARTLY, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE)
     return Earlier(
         rows=rows + new_rows(r),
-        tally=", ".join(f"{tally[v]} {v}" for v in order if tally[v]),
+        tally=", ".join(f"{tally[v]} {v}" for v in VERDICT_ORDER if tally[v]),
     )
 
 

@@ -865,6 +865,7 @@ LESSON_SAYS = {
     "below": "the judges agree less with each other than with the humans (the interval lies below 0)",
     "spans": "the interval spans 0: neither more nor less agreement with each other than with the humans can be told",
 }
+LESSON_SIDE = {"above": "above 0", "below": "below 0", "spans": "spans 0"}
 LESSON_VERDICT = {
     "above": ("holds", "it holds here"),
     "below": ("does not hold", "here it does not hold; the opposite does, narrowly"),
@@ -873,11 +874,21 @@ LESSON_VERDICT = {
 
 
 def lesson_of(s: Row) -> Lesson:
-    """The seed study's lesson (AI judges agree with each other more than with humans), read from the pairs that
-    share no part: the interval of the difference decides."""
+    """The seed study's lesson (AI judges agree with each other more than with humans), read over every pair and
+    over the pairs that share no part: a direction is stated only where both intervals agree (a pair that shares a
+    part agrees partly by construction; the independent pairs alone are a subset chosen after the fact)."""
     ind = s["independent_pairs"] if s["independent_pairs"].get("rows") else None
+    every_side = interval_side(s["every_pair"].get("ci"))
     side = interval_side(ind["ci"]) if ind else "spans"
-    verdict, sentence = LESSON_VERDICT[side]
+    if ind is None or side != every_side:
+        verdict, sentence = LESSON_VERDICT["spans"]
+        if ind is not None and (side != "spans" or every_side != "spans"):
+            sentence = (
+                f"the two readings disagree (every pair: {LESSON_SIDE[every_side]}; the pairs that share no part: "
+                f"{LESSON_SIDE[side]}), so here it can be neither confirmed nor refuted"
+            )
+    else:
+        verdict, sentence = LESSON_VERDICT[side]
     left_out = (
         f"{len(s['left_out'])} pair-benchmark rows left out where a judge gives one verdict to every such claim"
         if s.get("left_out")
