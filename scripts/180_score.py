@@ -41,6 +41,12 @@ def run() -> None:
         grader = CachedLLMGrader(
             cached_llm(gspec["model"], p.cache_dir, mode, "score"), gspec.get("decoding")
         )
+    sensitivity = None
+    vspec = p.grader_sensitivity or {}
+    if vspec.get("model"):
+        sensitivity = CachedLLMGrader(
+            cached_llm(vspec["model"], p.cache_dir, mode, "score"), vspec.get("decoding")
+        )
     with stage_run("score", p) as tracker:
         result = run_scoring(
             [a for f in files for a in answers[f]],
@@ -50,6 +56,7 @@ def run() -> None:
             llm_grader=grader,
             llm_splitter_llm=splitter_llm,
             agreement=read_json(Path(p.judge.selected_by)) if p.judge.selected_by else None,
+            sensitivity_grader=sensitivity,
         )
         tables = result["tables"]
         if grader is not None:
@@ -58,6 +65,12 @@ def run() -> None:
                 "template_id": grader.template_id,
                 **grader.stats,
             }
+        if sensitivity is not None:
+            tables["grader_sensitivity"].update(
+                model=sensitivity.llm.identity["model"],
+                template_id=sensitivity.template_id,
+                unreadable=sensitivity.stats["unreadable"],
+            )
         tracker.metrics({"answers": len(result["records"])})
     scatter = tables.pop("scatter_points")
     write_plots({**tables, "scatter_points": scatter}, Path(p.plots_dir))

@@ -30,6 +30,7 @@ TINY: dict[str, tuple[list[str], list[str]]] = {
     "bench_parse.py": (["--limit", "1"], ["mirror:financebench"]),
     "bench_search.py": (["--n", "1"], ["data/embeddings/structure/minilm.npy"]),
     "bench_verifier.py": (["--n", "3"], ["mirror:humanlabels", "data/models/verifier"]),
+    "gpu_check.py": (["--n", "8", "--batch-size", "4"], []),
     "compare_pdf_libraries.py": (["--repeat", "1", "--libs", "pypdfium2"], ["mirror:financebench"]),
     "probe_verifier_reproducibility.py": ([], ["mirror:humanlabels", "data/models/verifier"]),
 }

@@ -618,3 +618,33 @@ def test_ablations_view_sets_each_capability_beside_the_judge_as_run(data):
     del data["judge_agreement"]["ablations"]
     with pytest.raises(MissingResults, match="ablations"):
         jv.ablations(R(data))
+
+
+def test_the_grader_sensitivity_row_is_named_as_such(data):
+    run = data["eval_main"]["runs"][0]
+    share = {"k": 1, "n": 2, "p": 0.5, "ci": [0.1, 0.9]}
+    sens = {
+        "model": "m",
+        "template_id": "grade-correctness@1",
+        "asked": 3,
+        "runs": [
+            {
+                "series": run["series"],
+                "uncertain": 3,
+                "llm_verdicts": {"correct": 1, "incorrect": 1, "refusal": 0, "unreadable": 1},
+                "correct": share,
+                "correct_with_llm": share,
+                "correct_and_grounded": share,
+                "correct_and_grounded_with_llm": share,
+            }
+        ],
+        "final_system_with_llm": {"system": {"series": run["series"]}, "value": 0.5, "ci": [0.1, 0.9]},
+    }
+    assert "off in this study so far" in sv.llm_grader_sentence(data["eval_main"])
+    data["eval_main"]["grader_sensitivity"] = sens
+    text = sv.llm_grader_sentence(data["eval_main"])
+    assert text.count("Sensitivity, not the study's grade") == 1 and "1 unreadable" in text
+    assert f"the rule would pick **{run['series']}**" in text
+    assert "a sensitivity row" in rv.final_finding(R(data)).headline
+    sens["final_system_with_llm"] = {"system": None}
+    assert "pick no system" in sv.llm_grader_sentence(data["eval_main"])

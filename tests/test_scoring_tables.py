@@ -322,3 +322,47 @@ def test_run_rows_carry_flags_and_the_unflagged_shares(tables):
         assert r["strict_correct_and_grounded_flags_ignored"]["k"] <= r["lenient_correct_and_grounded"]["k"]
         assert r["correct"]["k"] <= r["lenient_correct"]["k"]
     assert tables["final_system_earlier_rule"]["rule"]["metric"] == "earlier_correct_and_grounded"
+
+
+def test_grader_sensitivity_gives_uncertain_grades_a_verdict_in_its_own_table(records):
+    from finrag.score.model_grader import grader_sensitivity
+    from finrag.score.tables import run_groups
+
+    qs = {q.qid: q for q in study_questions()}
+    # every wrong answer to a FinanceBench question made an uncertain grade (the study never counts it correct)
+    recs = [
+        r.model_copy(update={"grade_outcome": "uncertain"})
+        if r.kind == "financebench" and not r.correct
+        else r
+        for r in records
+    ]
+    tables = build_tables(recs, PARAMS)
+    asked: list[str] = []
+
+    def says(label):
+        def grader(gold, answer, question):
+            asked.append(question)
+            return label
+
+        return grader
+
+    agreeing = grader_sensitivity(recs, qs, says("correct"), tables["runs"], PARAMS)
+    n_uncertain = sum(
+        r.grade_outcome == "uncertain" for g in run_groups(recs, PARAMS["main_kinds"]).values() for r in g
+    )
+    assert agreeing["asked"] == n_uncertain == len(asked) > 0
+    for row in agreeing["runs"]:
+        assert row["llm_verdicts"]["correct"] == row["uncertain"]
+        assert row["correct_with_llm"]["k"] == row["correct"]["k"] + row["uncertain"]
+        assert row["correct_and_grounded_with_llm"]["k"] >= row["correct_and_grounded"]["k"]
+    assert agreeing["final_system_with_llm"]["system"] is not None
+    unreadable = grader_sensitivity(recs, qs, says(None), tables["runs"], PARAMS)
+    for row in unreadable["runs"]:  # an unreadable reply keeps "not correct"
+        assert row["llm_verdicts"]["unreadable"] == row["uncertain"]
+        assert row["correct_with_llm"] == row["correct"]
+    # the candidates alone, and the records themselves untouched
+    only = {**PARAMS, "selection": {"candidates": [tables["runs"][0]["series"]]}}
+    assert [
+        r["series"] for r in grader_sensitivity(recs, qs, says("correct"), tables["runs"], only)["runs"]
+    ] == [tables["runs"][0]["series"]]
+    assert all(r.grade_outcome == "uncertain" for r in recs if r.kind == "financebench" and not r.correct)

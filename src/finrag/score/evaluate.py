@@ -499,6 +499,7 @@ def run_scoring(
     llm_grader: Callable | None = None,
     llm_splitter_llm=None,
     agreement: Mapping | None = None,
+    sensitivity_grader: Callable | None = None,
 ) -> dict:
     """The scoring stage: read answers (or take them already read), score them, build the tables. Returns
     {"records": [ScoredAnswer], "tables"}.
@@ -512,6 +513,8 @@ def run_scoring(
     the LLM judge its CachedLLM. `llm_grader(gold, answer, question)` is asked where the deterministic grader is
     uncertain (finrag.score.model_grader.CachedLLMGrader). `llm_splitter_llm` (a CachedLLM; with the LLM judge
     only) splits the LLM judge's sampled answers into claims a second way (`params["llm_splitter"]["decoding"]`).
+    `sensitivity_grader` (a grader like `llm_grader`) gives the uncertain grades of the rule's candidates a verdict
+    in a separate table (`grader_sensitivity`), never in the records.
     `params` is the `score:` section (see the module docstring of tables.py).
     """
     from finrag.score.judges.base import make_judge
@@ -598,6 +601,12 @@ def run_scoring(
         tables["chance_support"] = {"judge": judge.name, **mismatched_passages_check(answers, judge)}
     if agreement is not None:
         tables["judge_trust"] = judge_trust(agreement, jspec["name"], params.get("min_judge_kappa"))
+    if sensitivity_grader is not None:
+        from finrag.score.model_grader import grader_sensitivity
+
+        tables["grader_sensitivity"] = grader_sensitivity(
+            records, qmap, sensitivity_grader, tables["runs"], params
+        )
     return {"records": records, "tables": tables}
 
 

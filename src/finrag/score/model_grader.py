@@ -8,13 +8,15 @@ Both replay like every other model call: the request (template version, decoding
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from finrag.core.contracts import Question
 from finrag.core.io import sha256_text
 from finrag.llm.backends.base import backend_from_spec
 from finrag.llm.cache import CachedLLM
 from finrag.llm.prompts.render import task_prompt
+from finrag.score.record import ScoredAnswer
 
 GRADE_TEMPLATE_ID = "grade-correctness@1"
 _LABEL = re.compile(r"\b(correct|incorrect|refusal)\b", re.IGNORECASE)
@@ -60,3 +62,56 @@ class CachedLLMGrader:
         if label is None:
             self.stats["unreadable"] += 1
         return label
+
+
+def grader_sensitivity(
+    records: Sequence[ScoredAnswer],
+    questions: Mapping[str, Question],
+    grader: Callable[[str, str, str], str | None],
+    run_rows: Sequence[Mapping],
+    params: Mapping,
+) -> dict:
+    """The LLM grader as a labelled sensitivity row, never the study's grade: on the final-system rule's candidate
+    runs, each strictly-uncertain grade is put to `grader(gold, answer, question)`, and each run's correct and
+    correct-and-grounded shares are given both ways (uncertain = not correct, as the study counts; uncertain =
+    the LLM grader's verdict), with the rule re-applied to the second. An unreadable reply keeps "not correct"."""
+    from finrag.core.stats import proportion
+    from finrag.score.tables import clean, run_groups, select_final
+
+    selection = dict(params.get("selection") or {})
+    candidates = set(selection.get("candidates") or ())
+    rows, adjusted = [], []
+    for key, recs in run_groups(records, params.get("main_kinds")).items():
+        series = key[3]
+        if candidates and series not in candidates:
+            continue
+        verdicts: dict[str, str | None] = {}
+        for r in recs:
+            if r.grade_outcome == "uncertain":
+                q = questions[r.qid]
+                verdicts[r.qid] = grader(q.answer, r.final_answer, q.question)
+        with_llm = [r.correct or verdicts.get(r.qid) == "correct" for r in recs]
+        both = [c and r.grounded_unflagged for c, r in zip(with_llm, recs, strict=True)]
+        counts = {v: sum(1 for x in verdicts.values() if x == v) for v in ("correct", "incorrect", "refusal")}
+        counts["unreadable"] = sum(1 for x in verdicts.values() if x is None)
+        n = len(recs)
+        row = {
+            "series": series,
+            "n": n,
+            "uncertain": len(verdicts),
+            "llm_verdicts": counts,
+            "correct": proportion(sum(r.correct for r in recs), n),
+            "correct_with_llm": proportion(sum(with_llm), n),
+            "correct_and_grounded": proportion(sum(r.correct_and_grounded for r in recs), n),
+            "correct_and_grounded_with_llm": proportion(sum(both), n),
+        }
+        rows.append(row)
+        base = next(x for x in run_rows if x["series"] == series)
+        adjusted.append({**base, "correct_and_grounded": row["correct_and_grounded_with_llm"]})
+    return clean(
+        {
+            "runs": rows,
+            "asked": sum(r["uncertain"] for r in rows),
+            "final_system_with_llm": select_final(adjusted, selection),
+        }
+    )

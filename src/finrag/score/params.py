@@ -23,6 +23,8 @@ class ScoreParams(StageParams):
     llm_judge: Spec | None = None
     llm_splitter: Spec | None = None
     llm_grader: Spec | None = None
+    # the LLM grader on the rule's candidates' uncertain grades, as a sensitivity table only (never the records)
+    grader_sensitivity: Spec | None = None
     cache_dir: str
     cache_mode: CacheMode = "replay"
     citations: bool = True

@@ -185,6 +185,13 @@ def final_finding(r: Results) -> Finding:
     if fs_old.get("system"):
         was = f" (by the earlier grading, flags ignored: {old['system']['series']}, {pct(old['value'])})"
     corrected = selected_corrected(r, fs["system"]["series"])
+    sens = r.need("eval_main").get("grader_sensitivity")
+    if sens and sens["final_system_with_llm"].get("system"):
+        other = sens["final_system_with_llm"]
+        was += (
+            f"; with the LLM grader's verdicts on uncertain grades (a sensitivity row), "
+            f"{other['system']['series']}, {pct(other['value'])}"
+        )
     return Finding(
         f"**The selected system is right and fully grounded on few questions**: {fs['system']['series']}, picked by "
         f"the rule declared in `params.yaml`, {pct(fs['value'])} {pctci(fs['ci'])} correct and grounded, n = "

@@ -422,11 +422,43 @@ def llm_grader_sentence(e: Row) -> str:
             f"({g['model']}, `{g['template_id']}`): asked {fmt(g['asked'])} times,\n{fmt(g['unreadable'])} replies "
             "unreadable (deterministic verdict kept)."
         )
-    return (
+    base = (
         "Uncertain grades (near the content-word threshold, a yes/no read softly, a table line) are never counted "
-        "correct.\nThe optional LLM grader (`score.llm_grader`, the local 1.5B model through the response cache), "
-        "which would give them\na verdict as a separate, labelled sensitivity row, is off in this study so far: its "
-        "calls are not recorded yet."
+        "correct."
+    )
+    sens = e.get("grader_sensitivity")
+    if not sens:
+        return (
+            base
+            + "\nThe optional LLM grader (`score.grader_sensitivity`, the local 1.5B model through the response "
+            "cache), which would give them\na verdict as a separate, labelled sensitivity row, is off in this study so "
+            "far: its calls are not recorded yet."
+        )
+    return base + "\n" + sensitivity_text(sens)
+
+
+def sensitivity_text(sens: Row) -> str:
+    """The LLM grader's sensitivity row as sentences: per candidate, both ways, and the rule's pick with it."""
+    parts = []
+    for x in sens["runs"]:
+        v = x["llm_verdicts"]
+        parts.append(
+            f"{x['series']}: {x['uncertain']} uncertain ({v['correct']} called correct, {v['incorrect']} incorrect, "
+            f"{v['refusal']} refusals, {v['unreadable']} unreadable); correct {pct(x['correct']['p'])} → "
+            f"{pct(x['correct_with_llm']['p'])}, correct and grounded {pct(x['correct_and_grounded']['p'])} → "
+            f"{pct(x['correct_and_grounded_with_llm']['p'])}"
+        )
+    fs = sens["final_system_with_llm"]
+    pick = (
+        f"the rule would pick **{fs['system']['series']}** ({pct(fs['value'])} {pctci(fs['ci'])})"
+        if fs.get("system")
+        else "the rule would pick no system"
+    )
+    return (
+        f"**Sensitivity, not the study's grade**: the LLM grader ({sens['model']}, `{sens['template_id']}`) gave the "
+        f"{fmt(sens['asked'])} uncertain grades of the rule's candidates a verdict: "
+        + "; ".join(parts)
+        + f". Taking its verdicts, {pick}; the study counts uncertain as not correct."
     )
 
 
