@@ -4,12 +4,15 @@ no model, no key, same bytes).
 
 Recording several families of the same backend in one pass (`--family qwen qwen_replicates`, with
 FINRAG_LLM_MODE=auto) interleaves their calls question by question, so a local model evaluates each question's
-passages once for all of them; each family's outputs are written exactly as its own stage writes them."""
+passages once for all of them; each family's outputs are written exactly as its own stage writes them. With
+`--executor ray` the missing calls are answered by Ray actors first (finrag.llm.executor), then written the same
+way from the cache."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from functools import partial
 from pathlib import Path
 
 from _stage import main
@@ -20,6 +23,7 @@ from finrag.generate.params import GenerateParams
 from finrag.generate.run import (
     backend_settings,
     generate_answers,
+    plan_calls,
     plan_runs,
     run_stats,
     select_families,
@@ -27,6 +31,14 @@ from finrag.generate.run import (
 )
 from finrag.llm.backends.base import make_backend
 from finrag.llm.cache import CachedLLM
+from finrag.llm.executor import (
+    ENV_ADDRESS,
+    ENV_EXECUTOR,
+    EXECUTORS,
+    ExecutorError,
+    executor_name,
+    record_on_ray,
+)
 from finrag.retrieve.contexts import load_frozen_contexts
 
 
@@ -36,18 +48,21 @@ def run() -> None:
         "--family", required=True, nargs="+", help="one family (the DVC stage) or several sharing a backend"
     )
     ap.add_argument(
-        "--shard",
-        help="I/N: record only (FINRAG_LLM_MODE=auto) the calls of every N-th question from the I-th, on one thread, "
-        "and write no answer file: N processes side by side fill one response cache (appends are locked); a plain "
-        "run then replays them and writes the outputs",
+        "--executor",
+        choices=EXECUTORS,
+        help=f"where missing calls run (with FINRAG_LLM_MODE=auto): local (default) or ray (actors, each loading the "
+        f"model once; {ENV_ADDRESS}: auto, a cluster address, or unset for a local instance); default "
+        f"{ENV_EXECUTOR} or local",
+    )
+    ap.add_argument("--workers", type=int, default=2, help="ray: actors (each loads the model once)")
+    ap.add_argument(
+        "--threads-per-worker", type=int, default=1, help="ray: CPU threads of each actor's model"
     )
     args = ap.parse_args()
-    shard = None
-    if args.shard:
-        i, n = (int(x) for x in args.shard.split("/"))
-        if not 0 <= i < n:
-            raise SystemExit(f"--shard {args.shard}: need 0 <= I < N")
-        shard = (i, n)
+    try:
+        executor = executor_name(args.executor)
+    except ExecutorError as exc:
+        raise SystemExit(str(exc)) from None
     p = GenerateParams.load()
     try:
         fams = select_families(p.as_dict(), args.family)
@@ -60,8 +75,6 @@ def run() -> None:
         questions, specs = plan_runs(p.as_dict(), fams, questions, contexts, Path(p.chunks_dir))
     except (ValueError, FileNotFoundError) as exc:
         raise SystemExit(str(exc)) from None
-    if shard is not None:
-        questions = questions[shard[0] :: shard[1]]
     absent = [(q.qid, s.contexts_key) for q in questions for s in specs
               if s.asks(q.qid) and (q.qid, s.contexts_key) not in contexts]  # fmt: skip
     if absent:
@@ -70,30 +83,36 @@ def run() -> None:
             "(or context_conditions)"
         )
     settings = backend_settings(p.as_dict(), backend_name, overrides)
-    if shard is not None and ("prices" in settings or "cap_usd" in settings):
-        raise SystemExit(
-            f"--shard is for local models: {backend_name} has prices, and each shard would count the spending cap "
-            "on its own"
-        )
-    if shard is not None and "n_threads" in settings:
-        # a speed setting, not in the cache key: N one-thread processes share the cores
-        settings["n_threads"] = 1
     backend = make_backend(backend_name, **settings)
     mode = os.environ.get("FINRAG_LLM_MODE", p.cache_mode)
-    if shard is not None and mode == "replay":
-        raise SystemExit(
-            "--shard records calls: set FINRAG_LLM_MODE=auto (a replay writes outputs unsharded)"
-        )
     label = "+".join(args.family)
     llm = CachedLLM(backend, p.cache_dir, mode=mode, stage=f"generate_{label}")
+    if executor == "ray":
+        if "prices" in settings or "cap_usd" in settings:
+            raise SystemExit(
+                f"--executor ray is for local models and servers: {backend_name} has prices, and the spending cap "
+                "is counted by one process"
+            )
+        if "n_threads" in settings:
+            settings["n_threads"] = args.threads_per_worker  # a speed setting, not in the cache key
+        calls = [call for *_, call in plan_calls(questions, contexts, specs, p.decoding)]
+        try:
+            print(
+                "ray:",
+                record_on_ray(
+                    llm,
+                    calls,
+                    partial(make_backend, backend_name, **settings),
+                    workers=args.workers,
+                    cpus_per_worker=args.threads_per_worker,
+                    address=os.environ.get(ENV_ADDRESS) or None,
+                ),
+            )
+        except ExecutorError as exc:
+            raise SystemExit(str(exc)) from None
     with stage_run(f"generate_{label}", {**fams, "setup": setup}) as tracker:
         answers = generate_answers(questions, contexts, llm, specs, p.decoding)
         tracker.metrics(llm.stats())
-    if shard is not None:
-        print(
-            f"shard {shard[0]}/{shard[1]}: {llm.stats()}; no answer file written (run the stage to write them)"
-        )
-        return
     for name in args.family:
         stats = {}
         runs_of_family = [s for s in specs if s.family == name]

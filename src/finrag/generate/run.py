@@ -19,6 +19,7 @@ from finrag.core.contracts import Answer, Passage, Question
 from finrag.core.io import canonical_json
 from finrag.core.sampling import per_stratum_ranks
 from finrag.llm.cache import CachedLLM, ResponseCache, cache_key, cache_request
+from finrag.llm.executor import ModelCall
 from finrag.llm.prompts.render import get_style, render, style_name
 
 log = logging.getLogger(__name__)
@@ -182,6 +183,37 @@ def shared_backend(families: Mapping[str, Mapping]) -> tuple[str, dict]:
     return backend, dict(overrides)
 
 
+def plan_calls(
+    questions: Sequence[Question],
+    contexts: dict[tuple[str, str], list[Passage]],
+    specs: Sequence[RunSpec],
+    decoding: dict,
+) -> list[tuple[Question, RunSpec, list[Passage], ModelCall]]:
+    """Every call of the runs, in the order they are made: question -> replicate -> context -> style, so consecutive
+    prompts share their longest prefix (system + passages) in a local model's KV cache, across families too when
+    several run in one pass. Each call's group is its question (an executor keeps a group on one worker)."""
+    if len({s.run_id for s in specs}) != len(specs):
+        raise ValueError("two run specs share a run_id")
+    order = sorted(specs, key=lambda s: (s.replicate, s.contexts_key, s.style, s.family, s.run_id))
+    out = []
+    for q in questions:
+        for spec in order:
+            if not spec.asks(q.qid):
+                continue
+            passages = contexts[(q.qid, spec.contexts_key)]
+            messages, template_id = render(spec.style, q.question, passages)
+            call = ModelCall(
+                messages=messages,
+                decoding=get_style(spec.style).decoding({**decoding, **dict(spec.decoding)}),
+                replicate=spec.replicate,
+                template_id=template_id,
+                item_id=f"{q.qid}/{spec.run_id}",
+                group=q.qid,
+            )
+            out.append((q, spec, passages, call))
+    return out
+
+
 def generate_answers(
     questions: Sequence[Question],
     contexts: dict[tuple[str, str], list[Passage]],
@@ -190,35 +222,28 @@ def generate_answers(
     decoding: dict,
     progress: bool = True,
 ) -> dict[str, list[Answer]]:
-    """Answer every question under every run spec (a spec's own decoding overrides `decoding`). Calls are
-    ordered question -> replicate -> context -> style, so consecutive prompts share their longest prefix
-    (system + passages) in a local model's KV cache, across families too when several run in one pass."""
-    if len({s.run_id for s in specs}) != len(specs):
-        raise ValueError("two run specs share a run_id")
+    """Answer every question under every run spec (a spec's own decoding overrides `decoding`), in `plan_calls`'s
+    order; a call already in the cache (recorded earlier, or by an executor's workers) is replayed."""
+    planned = plan_calls(questions, contexts, specs, decoding)
     out: dict[str, list[Answer]] = {s.run_id: [] for s in specs}
-    order = sorted(specs, key=lambda s: (s.replicate, s.contexts_key, s.style, s.family, s.run_id))
-    total = sum(spec.asks(q.qid) for q in questions for spec in order)
-    bar = tqdm(total=total, desc=f"generate[{llm.identity['model']}]", disable=not progress, unit="call")
-    for q in questions:
-        for spec in order:
-            if not spec.asks(q.qid):
-                continue
-            passages = contexts[(q.qid, spec.contexts_key)]
-            messages, template_id = render(spec.style, q.question, passages)
-            comp, key, _hit = llm.complete(
-                messages,
-                get_style(spec.style).decoding({**decoding, **dict(spec.decoding)}),
-                replicate=spec.replicate,
-                template_id=template_id,
-                item_id=f"{q.qid}/{spec.run_id}",
+    bar = tqdm(
+        total=len(planned), desc=f"generate[{llm.identity['model']}]", disable=not progress, unit="call"
+    )
+    for q, spec, passages, call in planned:
+        comp, key, _hit = llm.complete(
+            call.messages,
+            call.decoding,
+            replicate=call.replicate,
+            template_id=call.template_id,
+            item_id=call.item_id,
+        )
+        out[spec.run_id].append(
+            answer_from_completion(
+                comp, key, llm, q.qid, spec.run_id, spec, call.template_id, passages, call.messages
             )
-            out[spec.run_id].append(
-                answer_from_completion(
-                    comp, key, llm, q.qid, spec.run_id, spec, template_id, passages, messages
-                )
-            )
-            bar.update(1)
-            bar.set_postfix(calls=llm.calls, hits=llm.hits)
+        )
+        bar.update(1)
+        bar.set_postfix(calls=llm.calls, hits=llm.hits)
     bar.close()
     return out
 

@@ -286,6 +286,12 @@ class CachedLLM:
                 f"replicate={replicate} in {self.cache.dir}; run with cache mode 'auto' to call the model"
             )
         comp = self.backend.complete(req["messages"], decoding=req["decoding"], documents=req["documents"])
+        self.record(req, key, item_id, comp)
+        return comp, key, False
+
+    def record(self, req: dict, key: str, item_id: str, comp: Completion) -> None:
+        """Append one answered request to the cache (also for a completion computed elsewhere: an executor's
+        worker answers, the driver records, so the cache is written by one process exactly as a local run does)."""
         self.calls += 1
         self.new_cost_usd += comp.cost_usd
         self.cache.append(
@@ -303,7 +309,6 @@ class CachedLLM:
                 "cost_usd": comp.cost_usd,
             },
         )
-        return comp, key, False
 
     def stats(self) -> dict:
         return {
