@@ -336,7 +336,7 @@ def test_size_finding_sides(data):
     d["p_holm"] = 0.01
     assert rv.size_finding(R(data)).headline.startswith("**The larger model answers correctly more often**")
     d["p_holm"] = 0.5
-    assert "not after correcting" in rv.size_finding(R(data)).headline
+    assert "many tests are counted" in rv.size_finding(R(data)).headline
     d["ci"] = [-0.3, -0.1]
     assert "less often" in rv.size_finding(R(data)).headline
     d["ci"] = [-0.1, 0.1]
@@ -413,12 +413,25 @@ def test_c1_search(data):
 
 def test_c2_dense(data):
     g = data["retrieval_grid"]
-    g["variance_shares_recall_at_5"]["method"] = 0.01
-    assert _verdict(rv.c2_dense, data) == rv.NOT_REPRODUCED
-    g["variance_shares_recall_at_5"]["method"] = 0.3
-    assert _verdict(rv.c2_dense, data) == rv.PARTLY
-    g["variance_shares_recall_at_5"]["method"] = 0.8
+    setups = g["setups"]
+
+    def spread(within: float) -> None:  # every setup at its method's mean, moved by +-within by chunker
+        means = g["headline"]["mean_recall_at_5_by_method"]
+        for x in setups:
+            x["evidence_recall_at_5"] = means[x["method"]] + (
+                within if x["chunker"] == "fixed" else -within / 2
+            )
+
+    spread(0.0)
+    assert rv.between_setup_share(setups, "method") == pytest.approx(1.0)
     assert _verdict(rv.c2_dense, data) == rv.REPRODUCED
+    spread(0.5)
+    assert rv.between_setup_share(setups, "method") < 0.25
+    assert _verdict(rv.c2_dense, data) == rv.NOT_REPRODUCED
+    spread(0.09)
+    assert 0.25 <= rv.between_setup_share(setups, "method") < 0.5
+    assert _verdict(rv.c2_dense, data) == rv.PARTLY
+    assert "right report in the top 5: " in rv.c2_dense(R(data))[0]
     g["headline"]["mean_recall_at_5_by_method"]["bm25"] = 0.9
     assert _verdict(rv.c2_dense, data) == rv.CONTRADICTED
 
@@ -466,14 +479,15 @@ def test_c6_correlation(data):
     c = next(x for x in data["eval_main"]["correlation"] if rv.is_model(x["generator"]))
     _tell_all(data, True)
     for ci, verdict in (
-        ([0.0, 0.3], rv.REPRODUCED),
+        ([0.1, 0.4], rv.REPRODUCED),
         ([0.5, 0.7], rv.CONTRADICTED),
-        ([0.3, 0.6], rv.INCONCLUSIVE),
+        ([-0.1, 0.2], rv.CONTRADICTED),
+        ([-0.1, 0.4], rv.INCONCLUSIVE),
         ([None, None], rv.INCONCLUSIVE),
     ):
         c["ci"] = ci
         assert _verdict(rv.c6_correlation, data) == verdict
-    c["ci"] = [0.0, 0.3]
+    c["ci"] = [0.1, 0.4]
     _tell_all(data, False)  # a judge near chance: a weak correlation is its own noise
     assert _verdict(rv.c6_correlation, data) == rv.INCONCLUSIVE
     data["eval_main"]["correlation"] = []
@@ -530,10 +544,11 @@ def test_c8_decline(data):
     assert rv.c8_decline(R(data))[0].startswith("false premise flagged: plain")
     runs = _fp_runs(data)
     assert {"plain", "decline"} <= set(runs) and all("@2" in runs[k]["series"] for k in ("plain", "decline"))
-    runs["plain"]["flagged_false_premise"].update(p=0.6, ci=[0.4, 0.8])
+    assert _verdict(rv.c8_decline, data) == rv.NOT_TESTABLE  # plain flags none: nothing to stop
+    runs["plain"]["flagged_false_premise"].update(k=6, p=0.6, ci=[0.4, 0.8])
     runs["decline"]["flagged_false_premise"].update(p=0.0, ci=[0.0, 0.2])
     assert _verdict(rv.c8_decline, data) == rv.REPRODUCED
-    runs["plain"]["flagged_false_premise"].update(p=0.1, ci=[0.0, 0.3])
+    runs["plain"]["flagged_false_premise"].update(k=1, p=0.1, ci=[0.0, 0.3])
     assert _verdict(rv.c8_decline, data) == rv.INCONCLUSIVE
     runs["decline"]["flagged_false_premise"].update(p=0.6, ci=[0.4, 0.8])
     assert _verdict(rv.c8_decline, data) == rv.CONTRADICTED
@@ -542,7 +557,13 @@ def test_c8_decline(data):
 
 
 def test_c9_replicates(data):
+    for x in data["eval_main"]["replicates"]:
+        m = x["correct_and_grounded"]
+        m.update(mean=0.05, values=[0.0, 0.1, 0.05][: len(m["values"])])  # spread 10 pp > one run's SE (~1.9)
     assert _verdict(rv.c9_replicates, data) == rv.REPRODUCED
+    for x in data["eval_main"]["replicates"]:
+        x["correct_and_grounded"]["values"] = [0.05, 0.055, 0.05][: len(x["correct_and_grounded"]["values"])]
+    assert _verdict(rv.c9_replicates, data) == rv.CONSISTENT
     for x in data["eval_main"]["replicates"]:
         x["correct_and_grounded"]["values"] = [0.1] * len(x["correct_and_grounded"]["values"])
     assert _verdict(rv.c9_replicates, data) == rv.CONTRADICTED
@@ -551,24 +572,19 @@ def test_c9_replicates(data):
     assert _verdict(rv.c9_replicates, data) == rv.NOT_TESTABLE
 
 
-@pytest.mark.parametrize(
-    ("ci", "verdict"),
-    [([0.1, 0.2], rv.REPRODUCED), ([-0.2, -0.1], rv.CONTRADICTED), ([-0.1, 0.1], rv.INCONCLUSIVE)],
-)
-def test_c10_size(data, ci, verdict):
-    _, row = rv.size_row(R(data))
-    name = next(k for k, v in data["conditions"]["model_size"].items() if v == row)
-    d = data["conditions"]["model_size"][name]["metrics"]["correct"]["large_minus_small"]
-    d.update(ci=ci, p_holm=0.01)
-    assert _verdict(rv.c10_size, data) == verdict
-    d["p_holm"] = 0.5  # not a finding after the stage's many tests
-    assert _verdict(rv.c10_size, data) == rv.INCONCLUSIVE
+def test_c10_size_is_not_a_strong_vs_small_test(data):
+    figure, verdict, rule = rv.c10_size(R(data))
+    assert verdict == rv.NOT_TESTABLE and "Holm-adjusted p" in figure and "two small local models" in rule
 
 
 def test_c11_trick(data):
-    _fp_runs(data)["plain"]["flagged_false_premise"]["ci"] = [0.0, 0.3]
+    plain = _fp_runs(data)["plain"]
+    plain["flagged_false_premise"]["ci"] = [0.0, 0.3]
+    plain["used_made_up_figure"]["ci"] = [0.2, 0.5]
     assert _verdict(rv.c11_trick, data) == rv.CONSISTENT
-    _fp_runs(data)["plain"]["flagged_false_premise"]["ci"] = [0.2, 0.4]
+    plain["used_made_up_figure"]["ci"] = [0.6, 0.9]
+    assert _verdict(rv.c11_trick, data) == rv.PARTLY
+    plain["flagged_false_premise"]["ci"] = [0.2, 0.4]
     assert _verdict(rv.c11_trick, data) == rv.CONTRADICTED
     data["eval_main"]["trick_runs"] = []
     assert _verdict(rv.c11_trick, data) == rv.NOT_TESTABLE

@@ -5,6 +5,7 @@ here by a rule stated beside it."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -183,8 +184,12 @@ def final_finding(r: Results) -> Finding:
     old = fs_old = r.need("eval_main").get("final_system_earlier_rule") or {}
     was = ""
     if fs_old.get("system"):
-        was = f" (by the earlier grading, flags ignored: {old['system']['series']}, {pct(old['value'])})"
+        was = f" (by the first-round grading, flags ignored: {old['system']['series']}, {pct(old['value'])})"
     corrected = selected_corrected(r, fs["system"]["series"])
+    if run_share(r, fs["system"]["series"], "correct_and_grounded")["envelope_ci"][0] == 0:
+        corrected += (
+            " (its lower end is 0: with this judge's error the grounded half of the endpoint adds little)"
+        )
     sens = r.need("eval_main").get("grader_sensitivity")
     if sens and sens["final_system_with_llm"].get("system"):
         other = sens["final_system_with_llm"]
@@ -193,8 +198,8 @@ def final_finding(r: Results) -> Finding:
             f"{other['system']['series']}, {pct(other['value'])}"
         )
     return Finding(
-        f"**The selected system is right and fully grounded on few questions**: {fs['system']['series']}, picked by "
-        f"the rule declared in `params.yaml`, {pct(fs['value'])} {pctci(fs['ci'])} correct and grounded, n = "
+        f"**The selected system is right and fully grounded on few questions**: {fs['system']['series']}, "
+        f"{'provisionally ' if missing else ''}picked by the rule declared in `params.yaml`, {pct(fs['value'])} {pctci(fs['ci'])} correct and grounded, n = "
         f"{fs['n']}{was}; carried through the judge's error, {corrected} ({ref(r, 'judge_error')}).{provisional}",
         ref(r, "eval_main"),
     )
@@ -216,8 +221,14 @@ def unbacked_finding(r: Results) -> Finding:
     row, k, n = unbacked_correct(r)
     p, ci = proportion(k, n)
     carried = unbacked_carried(r, row["series"])
+    told = run_share(r, row["series"], "grounded_of_correct")["can_tell"]
+    headline = (
+        "**Correct is not always grounded, as judged**"
+        if told
+        else "**Whether correct answers are grounded cannot be told with this judge**"
+    )
     return Finding(
-        f"**Correct is not grounded, as judged**: given the evidence pages, {pct(p)} {pctci(ci)} of "
+        f"{headline}: as judged, given the evidence pages, {pct(p)} {pctci(ci)} of "
         f"{row['series']}'s correct answers are not fully grounded ({k} of n = {n}; the selected system's model and "
         f"prompt); with the judge's error carried, {pctci(carried) if carried else 'n/a'} ({ref(r, 'judge_error')}).",
         ref(r, "eval_main"),
@@ -238,7 +249,7 @@ def artefact_finding(r: Results) -> Finding:
     # the same questions answered by several runs: a pooled interval would treat them as independent, so the
     # spread over runs is given instead
     return Finding(
-        f"**Much of what the earlier grading counted correct was not a clear answer**: strict grading (an uncertain "
+        f"**Much of what the first-round grading counted correct was not a clear answer**: strict grading (an uncertain "
         f"grade is not correct) moves the retrieved runs' share correct from {pct(was)} to {pct(now)} ({len(runs)} runs, "
         f"n = {n} answers). Separately, {pct(flagged / n)} of those answers carry an answer-quality flag (copied "
         f"passages, echoed prompts, cut-offs; {pct(min(per_run))} to {pct(max(per_run))} by run), which counts them as "
@@ -291,7 +302,7 @@ def _ci3(pair) -> str:
 def grader_finding(r: Results) -> Finding:
     s = r.need("grader_validation", "overall_strict")
     return Finding(
-        f"**The correctness grader agrees with people on large models' answers**: kappa {fmt(s['binary_kappa'], 3)} "
+        f"**The correctness grader agrees with people's labels on large models' answers (in-sample)**: kappa {fmt(s['binary_kappa'], 3)} "
         f"{_ci3(s['binary_kappa_ci'])} (correct vs not, strict rule) on n = {fmt(s['n'])} FinanceBench answers of "
         "large models labelled by people; in-sample (its rules were tuned on them) and not measured on this study's "
         "own answer kinds (extractive lines, small-model outputs), which only the hand-labelled grading cases in the "
@@ -333,7 +344,7 @@ def lesson_finding(r: Results) -> Finding:
 
 SIZE_HEADLINE = {
     "above": "**The larger model answers correctly more often**",
-    "above, not after Holm": "**The larger model answers correctly more often on these pairs, not after correcting for the stage's many tests**",
+    "above, not after Holm": "**A larger model is not shown to answer better once the stage's many tests are counted**",
     "below": "**The larger model answers correctly less often**",
     "spans": "**A larger model is not shown to answer better**",
 }
@@ -343,8 +354,15 @@ def size_row(r: Results) -> tuple[str, Row]:
     rows = r.need("conditions", "model_size")
     if not rows:
         raise_missing(r, "conditions", "model_size rows")
-    name = next((g for g in rows if "oracle" in g), next(iter(rows)))
+    # the latest prompt version's pair ("plain@2, ..."), given the evidence pages where there is such a row
+    name = max(rows, key=lambda g: (version_in(g), "oracle" in g))
     return name, rows[name]
+
+
+def version_in(label: str) -> int:
+    """'plain@2, retrieved' -> 2; a label without a version is the first round's (1)."""
+    head = label.split(",", 1)[0]
+    return int(head.split("@", 1)[1]) if "@" in head and head.split("@", 1)[1].isdigit() else 1
 
 
 def size_finding(r: Results) -> Finding:
@@ -546,9 +564,27 @@ def c1_search(r: Results) -> tuple[str, str, str]:
     )
 
 
+def between_setup_share(setups: list[Row], factor: str, metric: str = "evidence_recall_at_5") -> float:
+    """The share of the variance between the setups' mean recall that one factor's levels explain (as the earlier
+    study's 78.9%: a share of the differences between setups, not of setup x question)."""
+    values = [x[metric] for x in setups]
+    mean = sum(values) / len(values)
+    total = sum((v - mean) ** 2 for v in values)
+    groups: dict[str, list[float]] = {}
+    for x in setups:
+        groups.setdefault(str(x[factor]), []).append(x[metric])
+    between = sum(len(g) * (sum(g) / len(g) - mean) ** 2 for g in groups.values())
+    return between / total if total else 0.0
+
+
 def c2_dense(r: Results) -> tuple[str, str, str]:
     by = r.need("retrieval_grid", "headline", "mean_recall_at_5_by_method")
-    share = r.need("retrieval_grid", "variance_shares_recall_at_5", "method")
+    setups = r.need("retrieval_grid", "setups")
+    share = between_setup_share(setups, "method")
+    per_obs = r.need("retrieval_grid", "variance_shares_recall_at_5", "method")
+    report: dict[str, list[float]] = {}
+    for x in setups:
+        report.setdefault(x["method"], []).append(x["right_report_at_5"])
     best = max(by, key=by.get)
     if best != "dense":
         verdict = CONTRADICTED
@@ -557,7 +593,11 @@ def c2_dense(r: Results) -> tuple[str, str, str]:
     return (
         "mean recall@5 "
         + ", ".join(f"{m} {pct(v)}" for m, v in sorted(by.items(), key=lambda kv: -kv[1]))
-        + f"; method explains {pct(share)} of the variance",
+        + f"; method explains {pct(share)} of the variance between the {len(setups)} setups ({pct(per_obs)} of setup x "
+        "question); right report in the top 5: "
+        + ", ".join(
+            f"{m} {pct(sum(v) / len(v))}" for m, v in sorted(report.items(), key=lambda kv: -sum(kv[1]))
+        ),
         verdict,
         "dense best on mean recall@5 and the method explains at least half the variance between setups: "
         "reproduced; a quarter to half: partly; less than a quarter: not reproduced (its central figure is not "
@@ -617,8 +657,10 @@ def c6_correlation(r: Results) -> tuple[str, str, str]:
     )
     if ci[0] is None or ci[1] is None or not judged_told:
         verdict = INCONCLUSIVE
+    elif not ci[0] <= EARLIER_CORRELATION <= ci[1]:
+        verdict = CONTRADICTED
     else:
-        verdict = REPRODUCED if ci[1] < 0.5 else (CONTRADICTED if ci[0] >= 0.5 else INCONCLUSIVE)
+        verdict = REPRODUCED if ci[0] > 0 else INCONCLUSIVE
     return (
         f"Spearman ρ {fmt(c['spearman_rho'], 3)} {_ci3(ci)} ({model_name(c['generator'])}, n = {c['n']} answers)"
         + (
@@ -627,9 +669,13 @@ def c6_correlation(r: Results) -> tuple[str, str, str]:
             else "; no model run's fully-grounded share can be told with the judge's error carried"
         ),
         verdict,
-        "reproduced if the interval lies below 0.5 (weak at most), contradicted if above; inconclusive when the "
-        "judge's error leaves every model run's groundedness untold (its noise alone would make a correlation weak)",
+        "the interval holds the earlier 0.30 and lies above 0: reproduced; it excludes 0.30: contradicted; inconclusive "
+        "when it holds both 0.30 and 0, or when the judge's error leaves every model run's groundedness untold (a "
+        "judge near chance pulls any correlation towards 0)",
     )
+
+
+EARLIER_CORRELATION = 0.30  # the earlier study's evidence-found vs grounded correlation (finding 6)
 
 
 def prompt_pair(r: Results, a: str, b: str, context: str) -> tuple[Row, Row] | None:
@@ -696,7 +742,8 @@ def false_premise_runs(r: Results) -> dict[str, Row]:
 def c8_decline(r: Results) -> tuple[str, str, str]:
     rule = (
         "the plain prompt flags false premises more often than the decline prompt, the two intervals apart: "
-        "reproduced; the decline prompt more often, apart: contradicted; intervals that overlap: inconclusive"
+        "reproduced; the decline prompt more often, apart: contradicted; intervals that overlap: inconclusive; the "
+        "plain prompt flagging none: not testable (nothing to stop)"
     )
     runs = false_premise_runs(r)
     if "plain" not in runs or "decline" not in runs:
@@ -704,6 +751,8 @@ def c8_decline(r: Results) -> tuple[str, str, str]:
     a, b = runs["plain"]["flagged_false_premise"], runs["decline"]["flagged_false_premise"]
     apart = a["ci"][1] < b["ci"][0] or b["ci"][1] < a["ci"][0]
     verdict = INCONCLUSIVE if not apart else (REPRODUCED if a["p"] > b["p"] else CONTRADICTED)
+    if a["k"] == 0:
+        verdict = NOT_TESTABLE  # the plain prompt never flags a false premise: there is nothing to stop
     declined = runs["decline"]["declined"]
     return (
         f"false premise flagged: plain {pct(a['p'])} {pctci(a['ci'])}, decline {pct(b['p'])} {pctci(b['ci'])} "
@@ -716,16 +765,25 @@ def c8_decline(r: Results) -> tuple[str, str, str]:
 
 def c9_replicates(r: Results) -> tuple[str, str, str]:
     reps = [x for x in r.need("eval_main", "replicates") if x["n_replicates"] > 1]
-    rule = "the replicates' correct-and-grounded shares differ: reproduced; identical: contradicted"
+    rule = (
+        "the runs' correct-and-grounded shares differ by more than one run's binomial standard error: reproduced; "
+        "by less: consistent with it (sampling noise alone); identical: contradicted"
+    )
     if not reps:
         return "no series run more than once", NOT_TESTABLE, rule
     x = max(reps, key=lambda s: (s["n_replicates"], s["correct_and_grounded"]["mean"], s["series"]))
-    values = x["correct_and_grounded"]["values"]
+    m = x["correct_and_grounded"]
+    values = m["values"]
+    n = next(y["n"] for y in r.need("eval_main", "runs") if y["series"] == x["series"])
+    se = math.sqrt(m["mean"] * (1 - m["mean"]) / n) if n else 0.0
+    spread = max(values) - min(values)
+    verdict = CONTRADICTED if spread == 0 else (REPRODUCED if spread > se else CONSISTENT)
     return (
         f"{x['series']}: correct and fully grounded "
         + ", ".join(pct(v) for v in values)
-        + f" over {x['n_replicates']} runs",
-        REPRODUCED if max(values) > min(values) else CONTRADICTED,
+        + f" over {x['n_replicates']} runs (mean {pct(m['mean'])} ± {pp(m['sd'] or 0.0)} pp; one run's binomial "
+        f"standard error {pp(se)} pp, n = {n})",
+        verdict,
         rule,
     )
 
@@ -734,22 +792,23 @@ def c10_size(r: Results) -> tuple[str, str, str]:
     name, row = size_row(r)
     m = row["metrics"]["correct"]
     d = m["large_minus_small"]
-    side = interval_side(d["ci"])
-    if d.get("p_holm") is None or d["p_holm"] >= 0.05:
-        side = "spans"  # not a finding after the stage's many tests (as the findings list says)
     return (
         f"Qwen 1.5B vs 0.5B ({name}): correct {pct(m['large']['value'])} vs {pct(m['small']['value'])}, "
         f"{pp(d['difference'])} pp {pctci(d['ci'])}, Holm-adjusted p {fmt(d.get('p_holm'), 3)}, n = {row['questions']}",
-        side_verdict(side, REPRODUCED, CONTRADICTED),
-        "the larger model's gain interval above 0 and its Holm-adjusted p below 0.05: reproduced; the same below 0: "
-        "contradicted; otherwise inconclusive (two small models only)",
+        NOT_TESTABLE,
+        "the earlier study set a strong model (Claude) against a 3B one; finrag has two small local models only, so "
+        "its figure stands beside the finding, untested",
     )
+
+
+EARLIER_FLAGGED, EARLIER_MADE_UP = 0.05, 13 / 40  # the earlier Qwen 3B on false premises (finding 11)
 
 
 def c11_trick(r: Results) -> tuple[str, str, str]:
     rule = (
-        "the earlier small model's 5% inside finrag's interval: consistent with it (the interval is too wide to call "
-        "it reproduced); outside: contradicted"
+        "the earlier small model's two figures (flagged 5%, used the made-up figure 32.5%) both inside finrag's "
+        "intervals: consistent with it (the intervals are too wide to call it reproduced); one inside: partly "
+        "reproduced; neither: contradicted"
     )
     t = false_premise_runs(r).get("plain")
     if t is None:
@@ -759,11 +818,13 @@ def c11_trick(r: Results) -> tuple[str, str, str]:
             rule,
         )
     f, u = t["flagged_false_premise"], t["used_made_up_figure"]
-    inside = f["ci"][0] <= 0.05 <= f["ci"][1]
+    inside = [f["ci"][0] <= EARLIER_FLAGGED <= f["ci"][1], u["ci"][0] <= EARLIER_MADE_UP <= u["ci"][1]]
+    verdict = CONSISTENT if all(inside) else (PARTLY if any(inside) else CONTRADICTED)
     return (
-        f"{t['series']} flagged {pct(f['p'])} {pctci(f['ci'])} of false premises, used the made-up figure in "
-        f"{pct(u['p'])}, n = {t['n']}",
-        CONSISTENT if inside else CONTRADICTED,
+        f"{t['series']} flagged {pct(f['p'])} {pctci(f['ci'])} of false premises (the earlier small model "
+        f"{pct(EARLIER_FLAGGED)}) and used the made-up figure in {pct(u['p'])} {pctci(u['ci'])} (the earlier "
+        f"{pct(EARLIER_MADE_UP)}, 13 of 40), n = {t['n']}",
+        verdict,
         rule,
     )
 
