@@ -2,13 +2,11 @@
 
 Every entry carries response_sha256; a hand-edited response, a missing checksum, or one key stored twice with
 different responses is CacheCorrupt naming file:line (both places for a duplicate); an identical duplicate is
-harmless. `finrag replay --verify` checks the whole cache (exit 0 / 1, every problem as file:line: reason), and
-tools/migrate_cache_checksums.py adds checksums to v1 entries idempotently and refuses conflicting duplicates.
+harmless. `finrag replay --verify` checks the whole cache (exit 0 / 1, every problem as file:line: reason).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -26,8 +24,6 @@ from finrag.llm.cache import (
     entry_line,
     verify_cache,
 )
-
-SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "migrate_cache_checksums.py"
 
 
 class Echo(Backend):
@@ -206,78 +202,3 @@ def test_replay_without_answers_or_verify_is_a_usage_error(tmp_path):
     _record(tmp_path, n=1)
     res = CliRunner().invoke(app, ["replay", "--cache-dir", str(tmp_path)])
     assert res.exit_code == 2 and "--verify" in res.stderr
-
-
-# ---------------------------------------------------------------------------------------------- migration
-
-
-def _migrate_main():
-    spec = importlib.util.spec_from_file_location("migrate_cache_checksums", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.main
-
-
-def _make_v1(cache_dir: Path) -> dict[Path, bytes]:
-    """Turn a recorded cache into a v1 one (no checksums), as committed before this format; returns its bytes."""
-    before = {}
-    for shard in sorted(cache_dir.rglob("*.jsonl")):
-        entries = _lines(shard)
-        for e in entries:
-            del e["response_sha256"]
-            e["v"] = 1
-        _write(shard, entries)
-        before[shard] = shard.read_bytes()
-    return before
-
-
-def test_migration_adds_checksums_preserving_order_and_is_idempotent(tmp_path, capsys):
-    keys = _record(tmp_path)
-    before = _make_v1(tmp_path)
-    with pytest.raises(CacheCorrupt, match="no response checksum"):
-        ResponseCache(tmp_path)
-    main = _migrate_main()
-    assert main([str(tmp_path)]) == 0
-    first = json.loads(capsys.readouterr().out)
-    assert first["migrated"] == first["entries"] == len(keys) and first["shards_rewritten"] == len(before)
-    cache = ResponseCache(tmp_path)
-    assert len(cache) == len(keys)
-    for shard, old in before.items():
-        new_entries = _lines(shard)
-        old_entries = [json.loads(line) for line in old.splitlines()]
-        assert [e["key"] for e in new_entries] == [e["key"] for e in old_entries]  # line order kept
-        for e in new_entries:
-            assert e["v"] == 2 and e["response_sha256"] == _sha(e["response"])
-        # exactly the serialisation ResponseCache.append writes
-        assert shard.read_bytes() == b"".join(entry_line(e) for e in new_entries)
-    after_first = {s: s.read_bytes() for s in before}
-    assert main([str(tmp_path)]) == 0  # a second run changes nothing
-    second = json.loads(capsys.readouterr().out)
-    assert second["migrated"] == 0 and second["shards_rewritten"] == 0 and second["had_checksum"] == len(keys)
-    assert {s: s.read_bytes() for s in before} == after_first
-    assert _verify(tmp_path).exit_code == 0
-
-
-def test_migration_refuses_conflicting_duplicates_and_writes_nothing(tmp_path, capsys):
-    _record(tmp_path)
-    before = _make_v1(tmp_path)
-    shard = max(before, key=lambda p: len(before[p].splitlines()))
-    entries = _lines(shard)
-    dup = {**entries[0], "response": {**entries[0]["response"], "text": "conflict"}}
-    _write(shard, [*entries, dup])
-    before[shard] = shard.read_bytes()
-    assert _migrate_main()([str(tmp_path)]) == 1
-    err = capsys.readouterr().err
-    assert f"{shard}:{len(entries) + 1}: key {entries[0]['key']}" in err and f"first at {shard}:1" in err
-    assert {s: s.read_bytes() for s in before} == before  # no file touched
-
-
-def test_migration_keeps_a_torn_last_line_as_it_is(tmp_path, capsys):
-    _record(tmp_path)
-    before = _make_v1(tmp_path)
-    shard = next(iter(before))
-    with open(shard, "ab") as fh:
-        fh.write(b'{"v":1,"key":"to')
-    assert _migrate_main()([str(tmp_path)]) == 0
-    assert shard.read_bytes().endswith(b'\n{"v":1,"key":"to')
-    assert "torn last line" in capsys.readouterr().err

@@ -13,7 +13,8 @@ or an entry whose key does not match its request (a hand edit, a bad merge), is 
 Integrity (format v2): every entry carries `response_sha256`, the sha256 of canonical_json(entry["response"]). On
 load a missing or mismatching checksum (a hand-edited response) is `CacheCorrupt` naming file:line, and so is the
 same key stored twice with different responses (naming both places); the same key twice with an identical response
-is harmless and the first is kept. v1 entries (no checksum) are read only by tools/migrate_cache_checksums.py.
+is harmless and the first is kept. (Every committed entry carries its checksum since 2026-12-04; the v1 format
+and its one-off migration are gone.)
 `verify_cache` (`finrag replay --verify`) checks every shard and lists every problem instead of stopping at one.
 
 Modes:
@@ -86,14 +87,11 @@ def response_checksum(response) -> str:
 
 
 def entry_line(entry: dict) -> bytes:
-    """One entry as its shard line, exactly as `ResponseCache.append` writes it (the migration uses it too)."""
+    """One entry as its shard line, exactly as `ResponseCache.append` writes it."""
     return (json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode()
 
 
-MIGRATE_HINT = "run tools/migrate_cache_checksums.py"
-
-
-def entry_problem(entry, *, require_checksum: bool = True) -> str | None:
+def entry_problem(entry) -> str | None:
     """Why one parsed cache line is not a valid entry, or None when it is."""
     if not isinstance(entry, dict):
         return "malformed cache line (not a JSON object)"
@@ -105,17 +103,15 @@ def entry_problem(entry, *, require_checksum: bool = True) -> str | None:
     v = entry.get("v")
     if isinstance(v, int) and v > FORMAT_VERSION:
         return f"cache format v{v} is newer than this finrag reads (v{FORMAT_VERSION})"
-    if not require_checksum:
-        return None
     stored = entry.get("response_sha256")
     if not stored:
-        return f"entry has no response checksum (response_sha256; a v1 entry? {MIGRATE_HINT})"
+        return "entry has no response checksum (response_sha256)"
     if stored != response_checksum(entry["response"]):
         return "response does not match its checksum response_sha256 (edited response?)"
     return None
 
 
-def scan_shard(path: Path, *, require_checksum: bool = True):
+def scan_shard(path: Path):
     """Yield (lineno, entry or None, problem or None) for every non-blank line of one shard.
 
     A torn LAST line (no final newline, not JSON: an interrupted write) yields (lineno, None, None) with the
@@ -136,7 +132,7 @@ def scan_shard(path: Path, *, require_checksum: bool = True):
             else:
                 yield lineno, None, "malformed cache line"
             continue
-        yield lineno, entry, entry_problem(entry, require_checksum=require_checksum)
+        yield lineno, entry, entry_problem(entry)
 
 
 def _torn_message(path: Path, lineno: int) -> str:
