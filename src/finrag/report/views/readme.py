@@ -711,10 +711,11 @@ def c7_quote(r: Results) -> tuple[str, str, str]:
     overlap = a["ci"][0] <= b["ci"][1] and b["ci"][0] <= a["ci"][1]
     told = all(run_share(r, x["series"], "fully_grounded")["can_tell"] for x in pair)
     verdict = INCONCLUSIVE if not told else (REPRODUCED if overlap else CONTRADICTED)
+    ca, cb = (run_share(r, x["series"], "fully_grounded")["envelope_ci"] for x in pair)
     return (
         f"fully grounded: plain {pct(a['p'])} {pctci(a['ci'])}, quote {pct(b['p'])} {pctci(b['ci'])} "
-        f"({plain['series']} / {quote['series']}, n = {plain['n']}); with the judge's error carried, "
-        + ("both can be told" if told else "the study cannot tell them"),
+        f"({plain['series']} / {quote['series']}, n = {plain['n']}); with the judge's error carried, plain "
+        f"{pctci(ca)}, quote {pctci(cb)}: " + ("both can be told" if told else "the study cannot tell them"),
         verdict,
         rule + "; inconclusive where the judge's error leaves either share untold",
     )
