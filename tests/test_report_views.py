@@ -328,12 +328,14 @@ def test_final_finding_provisional_and_earlier(data):
     data["eval_main"]["final_system"]["candidates_missing"] = []
     data["eval_main"].pop("final_system_earlier_rule")
     h = rv.final_finding(R(data)).headline
-    assert "Provisional" not in h and "earlier grading" not in h
+    assert "Provisional" not in h and "first-round grading" not in h
 
 
 def test_size_finding_sides(data):
-    d = data["conditions"]["model_size"]["plain, oracle"]["metrics"]["correct"]["large_minus_small"]
-    d["p_holm"] = 0.01
+    name, _ = rv.size_row(R(data))
+    assert "@2" in name and "oracle" in name  # the latest prompt version's pair, given the evidence
+    d = data["conditions"]["model_size"][name]["metrics"]["correct"]["large_minus_small"]
+    d.update(ci=[0.05, 0.3], p_holm=0.01)
     assert rv.size_finding(R(data)).headline.startswith("**The larger model answers correctly more often**")
     d["p_holm"] = 0.5
     assert "many tests are counted" in rv.size_finding(R(data)).headline
@@ -656,6 +658,7 @@ def test_the_grader_sensitivity_row_is_named_as_such(data):
         ],
         "final_system_with_llm": {"system": {"series": run["series"]}, "value": 0.5, "ci": [0.1, 0.9]},
     }
+    data["eval_main"].pop("grader_sensitivity", None)
     assert "off in this study so far" in sv.llm_grader_sentence(data["eval_main"])
     data["eval_main"]["grader_sensitivity"] = sens
     text = sv.llm_grader_sentence(data["eval_main"])

@@ -458,7 +458,9 @@ def sensitivity_text(sens: Row) -> str:
         f"**Sensitivity, not the study's grade**: the LLM grader ({sens['model']}, `{sens['template_id']}`) gave the "
         f"{fmt(sens['asked'])} uncertain grades of the rule's candidates a verdict: "
         + "; ".join(parts)
-        + f". Taking its verdicts, {pick}; the study counts uncertain as not correct."
+        + f". Taking its verdicts, {pick}; the study counts uncertain as not correct. The LLM grader's verdicts are "
+        "not checked against people (a 1.5B model: read them as an upper bound on what the uncertain grades could "
+        "add, not as a correction)."
     )
 
 
