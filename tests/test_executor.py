@@ -4,7 +4,13 @@ real local Ray instance with 2 CPUs (about 20 s on 2 cores)."""
 
 from __future__ import annotations
 
-import json
+import os
+
+# Under `uv run`, Ray's uv hook starts each worker with `uv run` again (a re-sync per worker, which fails in a clean
+# CI clone); the workers should use this process's environment. Set before Ray is imported.
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+
+import json  # noqa: E402
 from functools import partial
 
 import pytest
