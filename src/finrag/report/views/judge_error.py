@@ -179,24 +179,6 @@ def run_share(r: Results, series: str, share: str) -> Mapping[str, Any]:
     raise MissingResults(f"{r.path('judge_error')} has no run {series!r}")
 
 
-def pooled_unbacked_ci(r: Results, generator: str, context: str) -> list[float] | None:
-    """The two-by-two's 'correct answers not grounded' with the judge's error carried: 1 minus the corrected
-    grounded share of the correct answers (envelope over the human sets); None without correct answers."""
-    for x in r.need("judge_error", "pooled"):
-        if x["generator"] == generator and x["context_mode"] == context:
-            s = x["shares"]["grounded_of_correct"]
-            if not s["n"]:
-                return None
-            lo, hi = s["envelope_ci"]
-            return [round(1 - hi, 4), round(1 - lo, 4)]
-    raise MissingResults(f"{r.path('judge_error')} has no pooled row {generator}/{context}")
-
-
-def pooled_corrected(r: Results, generator: str, context: str) -> str:
-    ci = pooled_unbacked_ci(r, generator, context)
-    return pctci(ci) if ci is not None else "n/a"
-
-
 @dataclass(frozen=True)
 class AblationRow:
     benchmark: str

@@ -471,7 +471,7 @@ def picture(r: Results) -> Picture:
 
 # ------------------------------------------------------------------------------------------------ the earlier study
 
-# The earlier study's findings and figures, quoted from its report (summarised in ../shared/earlier_study.md):
+# The earlier study's findings and figures, quoted from its report (the project brief's summary of it):
 # static text by design, since finrag did not measure them.
 EARLIER = {
     1: ("Search is the weakest link", "evidence recall@5 18% (dense, best of 36); right report in top 5 77%"),
@@ -519,10 +519,6 @@ class Comparison:
     verdict: str
     rule: str  # how the verdict is decided
     source: str
-
-
-def side_verdict(side: str, above: str, below: str) -> str:
-    return {"above": above, "below": below, "spans": INCONCLUSIVE}[side]
 
 
 EARLIER_RECALL = 0.18  # the earlier study's best evidence recall@5 (finding 1)
